@@ -1,0 +1,226 @@
+"""Orchard's headless command line: `orchard fit` and `orchard predict`.
+
+The contract (DESIGN.md) is relied on by outside checks: flags and JSON keys only
+ever grow.  Every user error becomes exit status 2 with one sentence on stderr, and
+output files are written only after training succeeded, each atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from engine.data.columns import ColumnKind
+from engine.data.csv_reader import read_table
+from engine.data.dataset import PrepOptions, prepare
+from engine.errors import OrchardError
+from engine.export import write_export
+from engine.export.rules import nested_rules
+from engine.metrics import accuracy, confusion_matrix
+from engine.model.tree import Tree
+from engine.solvers import default_solver_name, get_solver
+from engine.solvers.monitor import Monitor
+from engine.training import default_binarization, train
+
+EXIT_USAGE = 2
+
+# --flag -> export kind of engine.export.write_export
+EXPORT_FLAGS = {"out": "json", "rules": "rules", "python": "python", "sql": "sql",
+                "dot": "dot"}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one sentence, not a usage dump."""
+
+    def error(self, message: str):
+        raise OrchardError(f"{message[:1].upper()}{message[1:]} (see 'orchard "
+                           f"{self.prog.split()[-1]} --help').")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="orchard", description="Optimal decision trees from CSV files.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    fit = sub.add_parser("fit", help="train a tree headlessly")
+    fit.add_argument("data", help="CSV/TSV/whitespace table")
+    fit.add_argument("--target", help="class column: NAME, INDEX, first or last")
+    fit.add_argument("--algo", default=None, help="algorithm (default: blossom)")
+    fit.add_argument("--depth", type=int, help="maximum depth")
+    fit.add_argument("--time-limit", type=float, help="seconds")
+    fit.add_argument("--binarize", help="none | quantile:K | midpoints")
+    fit.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                     help="solver parameter (repeatable)")
+    fit.add_argument("--missing", default="impute", choices=["drop", "impute", "indicator"],
+                     help="missing values: drop rows, fill, or fill + indicator feature")
+    fit.add_argument("--ignore", action="append", default=[], metavar="COLUMN")
+    fit.add_argument("--categorical", action="append", default=[], metavar="COLUMN",
+                     help="treat a numeric column as categorical (one-hot)")
+    fit.add_argument("--remove-redundant", action="store_true",
+                     help="drop constant, identical and complementary binary features")
+    fit.add_argument("--merge-duplicates", action="store_true",
+                     help="merge identical rows into weights")
+    fit.add_argument("--drop-inconsistent", action="store_true",
+                     help="drop rows contradicting identical rows of another class")
+    _add_table_flags(fit)
+    fit.add_argument("--out", help="model JSON")
+    fit.add_argument("--rules", help="rules text")
+    fit.add_argument("--python", help="Python module")
+    fit.add_argument("--sql", help="SQL CASE expression")
+    fit.add_argument("--dot", help="Graphviz DOT")
+    fit.add_argument("--image", help="tree picture (.png, .svg or .pdf)")
+    fit.add_argument("--json", action="store_true", help="print one JSON summary")
+
+    predict = sub.add_parser("predict", help="predict with a saved model")
+    predict.add_argument("model", help="model JSON from 'orchard fit --out'")
+    predict.add_argument("data")
+    _add_table_flags(predict)
+    predict.add_argument("--out", help="write predictions as CSV")
+    predict.add_argument("--json", action="store_true", help="print one JSON summary")
+    return parser
+
+
+def _add_table_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--delimiter", help="field separator (default: detected)")
+    header = parser.add_mutually_exclusive_group()
+    header.add_argument("--header", dest="header", action="store_true", default=None,
+                        help="the first row holds column names")
+    header.add_argument("--no-header", dest="header", action="store_false",
+                        help="the first row is data")
+
+
+def _params(pairs: list[str]) -> dict[str, str]:
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise OrchardError(f"Parameter '{pair}' should look like KEY=VALUE.")
+        params[key.strip()] = value.strip()
+    return params
+
+
+def fit(args, render_image: Callable | None) -> dict:
+    algorithm = args.algo or default_solver_name()
+    params = _params(args.param)
+    if args.depth is not None:
+        params["depth"] = str(args.depth)
+    if args.image and render_image is None:
+        raise OrchardError("Image export needs Orchard's GUI package, which is not available.")
+    if args.image and Path(args.image).suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise OrchardError("The image file must end in .png, .svg or .pdf.")
+    raw = read_table(args.data, delimiter=args.delimiter, header=args.header)
+    options = PrepOptions(
+        target=args.target, ignore=tuple(args.ignore),
+        kinds={name: ColumnKind.CATEGORICAL for name in args.categorical},
+        missing=args.missing,
+        binarize=args.binarize or default_binarization(algorithm),
+        remove_redundant=args.remove_redundant, merge_duplicates=args.merge_duplicates,
+        drop_inconsistent=args.drop_inconsistent)
+    data = prepare(raw, options)
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise OrchardError("The time limit must be a positive number of seconds.")
+    monitor = Monitor(args.time_limit)
+    previous = signal.signal(signal.SIGINT, lambda *_: monitor.cancel())
+    try:
+        result = train(data, algorithm, params, monitor=monitor)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    tree = result.tree
+    written = {}
+    for flag, kind in EXPORT_FLAGS.items():
+        path = getattr(args, flag)
+        if path:
+            write_export(tree, path, kind)
+            written[flag] = path
+    if args.image:
+        render_image(tree, args.image)
+        written["image"] = args.image
+    total = float(data.w.sum())
+    summary = {
+        "algorithm": algorithm,
+        "n_rows": int(round(total)),
+        "n_features": data.n_features,
+        "n_classes": data.n_classes,
+        "depth": tree.depth,
+        "max_depth": get_solver(algorithm).resolve(params)["depth"],
+        "train_error": result.train_error,
+        "train_accuracy": 1.0 - result.train_error / total if total else 0.0,
+        "lower_bound": result.lower_bound,
+        "optimal": bool(result.optimal),
+        "status": result.status.value,
+        "time_s": result.time_s,
+        "n_leaves": tree.n_leaves,
+        "n_nodes": tree.n_nodes,
+        "incumbents": [[t, error] for t, error, _ in result.incumbents],
+        "target": data.prep.target,
+        "class_names": data.class_names,
+        "binarize": options.binarize,
+        "preparation": data.report.lines(),
+        "stats": result.stats,
+        "outputs": written,
+    }
+    if not args.json:
+        print(f"{algorithm}: training accuracy {summary['train_accuracy']:.4f} "
+              f"({result.train_error:g} errors on {summary['n_rows']} rows), depth "
+              f"{tree.depth}, {tree.n_leaves} leaves, status {result.status.value}, "
+              f"{result.time_s:.3f} s")
+        for line in data.report.lines():
+            print(line)
+        print(nested_rules(tree))
+    return summary
+
+
+def predict(args) -> dict:
+    tree = Tree.load(args.model)
+    raw = read_table(args.data, delimiter=args.delimiter, header=args.header)
+    frame = raw.frame
+    predicted = tree.predict_frame(frame)
+    names = [tree.class_names[i] for i in predicted]
+    summary = {"n_rows": len(frame), "predictions": names}
+    if tree.prep.target in frame.columns:
+        truth = tree.prep.labels(frame[tree.prep.target])
+        known = frame[tree.prep.target].notna().to_numpy()
+        y, p = truth[known], predicted[known]
+        summary["accuracy"] = accuracy(y, p)
+        seen = y >= 0
+        summary["confusion_matrix"] = confusion_matrix(
+            y[seen], p[seen], len(tree.class_names)).astype(int).tolist()
+        summary["class_names"] = tree.class_names
+    if args.out:
+        write_export(names, args.out, "predictions")
+        summary["outputs"] = {"out": args.out}
+    if not args.json:
+        if args.out is None:
+            print("\n".join(names))
+        if "accuracy" in summary:
+            print(f"accuracy {summary['accuracy']:.4f} on {int(known.sum())} rows",
+                  file=sys.stderr if args.out is None else sys.stdout)
+    return summary
+
+
+def main(argv: Sequence[str] | None = None, render_image: Callable | None = None) -> int:
+    """Run a CLI command; `render_image(tree, path)` is supplied by the GUI package."""
+    try:
+        args = build_parser().parse_args(argv)
+        summary = fit(args, render_image) if args.command == "fit" else predict(args)
+    except OrchardError as exc:
+        print(f"orchard: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(summary, default=_json_default))
+    return 0
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""Column typing and target choice for a raw table of text cells.
+
+The raw table (see `csv_reader`) holds strings or None.  Each column is given a kind
+that decides how it becomes features; the user may override any of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+import pandas as pd
+
+from engine.errors import DataError
+
+TARGET_NAMES = ("class", "target", "label", "y")
+
+
+class ColumnKind(str, Enum):
+    NUMERIC = "numeric"          # numbers with more than two values: thresholds
+    CATEGORICAL = "categorical"  # text (or chosen numbers) with more than two values: one-hot
+    BINARY = "binary"            # exactly two values: one 0/1 feature
+    CONSTANT = "constant"        # at most one value: carries no information, ignored
+    ID = "id"                    # a distinct value per row (row numbers, names): ignored
+
+
+USABLE_KINDS = (ColumnKind.NUMERIC, ColumnKind.CATEGORICAL, ColumnKind.BINARY)
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    name: str
+    kind: ColumnKind
+    numeric: bool      # every present cell parses as a number
+    n_missing: int
+    n_distinct: int
+
+
+def to_numbers(cells: pd.Series) -> np.ndarray:
+    """Parse text cells as float64; missing cells (None) become NaN.
+
+    Raises DataError naming the first cell that is not a number.
+    """
+    values = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.isnan(values) & cells.notna().to_numpy()
+    if bad.any():
+        first = int(np.argmax(bad))
+        raise DataError(f"Column '{cells.name}' has the non-numeric value "
+                        f"'{cells.iloc[first]}' (row {first + 1}).")
+    return values
+
+
+def _is_numeric(cells: pd.Series) -> bool:
+    present = cells.dropna()
+    if present.empty:
+        return False
+    return bool(pd.to_numeric(present, errors="coerce").notna().all())
+
+
+def _looks_like_id(cells: pd.Series, numeric: bool, n_distinct: int) -> bool:
+    """A column with a distinct value on every row: row numbers or names, not a feature."""
+    present = cells.dropna()
+    if len(present) < 20 or n_distinct < len(present):
+        return False
+    if not numeric:
+        return True
+    values = np.sort(pd.to_numeric(present).to_numpy(dtype=np.float64))
+    integral = np.all(values == np.round(values))
+    return bool(integral and np.all(np.diff(values) == 1))
+
+
+def infer_column(cells: pd.Series) -> ColumnInfo:
+    """Kind of one column of text cells."""
+    n_missing = int(cells.isna().sum())
+    numeric = _is_numeric(cells)
+    if numeric:
+        n_distinct = int(pd.to_numeric(cells.dropna()).nunique())
+    else:
+        n_distinct = int(cells.dropna().nunique())
+    if n_distinct <= 1:
+        kind = ColumnKind.CONSTANT
+    elif n_distinct == 2:
+        kind = ColumnKind.BINARY
+    elif _looks_like_id(cells, numeric, n_distinct):
+        kind = ColumnKind.ID
+    else:
+        kind = ColumnKind.NUMERIC if numeric else ColumnKind.CATEGORICAL
+    return ColumnInfo(str(cells.name), kind, numeric, n_missing, n_distinct)
+
+
+def infer_columns(frame: pd.DataFrame) -> list[ColumnInfo]:
+    return [infer_column(frame[name]) for name in frame.columns]
+
+
+def choose_target(columns: list[str], spec: str | int | None = None) -> str:
+    """Name of the class column.
+
+    `spec` may be a column name, an integer index (negative counts from the end),
+    `first` or `last`; by default a column named class/target/label/y, else the last.
+    """
+    if spec is None:
+        for name in columns:
+            if name.strip().lower() in TARGET_NAMES:
+                return name
+        return columns[-1]
+    text = str(spec).strip()
+    if text in columns:
+        return text
+    if text.lower() == "first":
+        return columns[0]
+    if text.lower() == "last":
+        return columns[-1]
+    try:
+        index = int(text)
+    except ValueError:
+        raise DataError(f"There is no column named '{text}' to use as the target "
+                        f"(columns: {', '.join(columns[:12])}"
+                        f"{', ...' if len(columns) > 12 else ''}).") from None
+    if not -len(columns) <= index < len(columns):
+        raise DataError(f"Target index {index} is out of range: the file has "
+                        f"{len(columns)} columns (indices start at 0).")
+    return columns[index]

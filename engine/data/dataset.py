@@ -1,0 +1,232 @@
+"""From a raw table to the weighted training set every solver receives.
+
+`prepare` applies the user's choices (target, ignored columns, column kinds, missing
+values, binarisation) and records in a `PrepReport` everything it changed, so nothing
+happens silently.  `merge_duplicates` and `drop_inconsistent` implement the data
+preprocessing of the Blossom paper (Section 4.3) for any solver that wants it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from engine.data.columns import USABLE_KINDS, ColumnKind, choose_target, infer_column
+from engine.data.csv_reader import RawTable
+from engine.data.preprocessing import Binarization, Preprocessing
+from engine.errors import DataError
+
+
+@dataclass(frozen=True)
+class PrepOptions:
+    """The user's choices; every field has the default a first-time user wants."""
+
+    target: str | int | None = None
+    ignore: tuple[str, ...] = ()
+    kinds: dict[str, ColumnKind] = field(default_factory=dict)
+    missing: str = "impute"
+    binarize: str = "none"
+    remove_redundant: bool = False
+    merge_duplicates: bool = False
+    drop_inconsistent: bool = False
+
+
+@dataclass
+class PrepReport:
+    """What preparation did to the user's table, for display and the JSON summary."""
+
+    rows_read: int = 0
+    rows_missing_target: int = 0
+    rows_missing_values: int = 0       # dropped under the `drop` policy
+    cells_imputed: int = 0             # filled under `impute` / `indicator`
+    ignored_columns: dict[str, str] = field(default_factory=dict)  # name -> reason
+    redundant_features: int = 0
+    duplicates_merged: int = 0
+    inconsistent_dropped: int = 0
+
+    def lines(self) -> list[str]:
+        """Plain sentences for each change that was made."""
+        out = []
+        if self.rows_missing_target:
+            out.append(f"{self.rows_missing_target} rows without a class were dropped.")
+        if self.rows_missing_values:
+            out.append(f"{self.rows_missing_values} rows with missing values were dropped.")
+        if self.cells_imputed:
+            out.append(f"{self.cells_imputed} missing cells were filled (median or most "
+                       "frequent value).")
+        for name, reason in self.ignored_columns.items():
+            out.append(f"Column '{name}' was ignored ({reason}).")
+        if self.redundant_features:
+            out.append(f"{self.redundant_features} redundant features were removed.")
+        if self.duplicates_merged:
+            out.append(f"{self.duplicates_merged} duplicate rows were merged into weights.")
+        if self.inconsistent_dropped:
+            out.append(f"{self.inconsistent_dropped} rows contradicting identical rows "
+                       "of another class were dropped.")
+        return out
+
+
+@dataclass
+class Dataset:
+    """Training set: features X (n x F), classes y, weights w, and its recipe `prep`."""
+
+    X: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+    prep: Preprocessing
+    report: PrepReport
+
+    @property
+    def features(self):
+        return self.prep.features
+
+    @property
+    def class_names(self) -> list[str]:
+        return self.prep.class_names
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.y)
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.prep.class_names)
+
+    @property
+    def is_binary(self) -> bool:
+        return all(f.binary for f in self.prep.features)
+
+
+def prepare(raw: RawTable, options: PrepOptions = PrepOptions()) -> Dataset:
+    """Training set from a raw table according to `options` (see PrepOptions)."""
+    frame = raw.frame
+    report = PrepReport(rows_read=len(frame))
+    target = choose_target(list(frame.columns), options.target)
+    for name in list(options.ignore) + list(options.kinds):
+        if name not in frame.columns:
+            raise DataError(f"There is no column named '{name}'.")
+
+    has_target = frame[target].notna().to_numpy()
+    report.rows_missing_target = int((~has_target).sum())
+    frame = frame[has_target]
+
+    kinds = _input_kinds(frame, target, options, report)
+    if not kinds:
+        raise DataError("No usable feature column is left besides the target.")
+    inputs = frame[list(kinds)]
+    if options.missing == "drop":
+        complete = inputs.notna().all(axis=1).to_numpy()
+        report.rows_missing_values = int((~complete).sum())
+        frame = frame[complete]
+    else:
+        report.cells_imputed = int(inputs.isna().to_numpy().sum())
+    if len(frame) == 0:
+        raise DataError("No rows are left after removing rows with missing values.")
+
+    prep = Preprocessing.fit(frame, target, kinds, options.missing,
+                             Binarization.parse(options.binarize))
+    if len(prep.class_names) < 2:
+        raise DataError(f"The target column '{target}' has a single class "
+                        f"('{prep.class_names[0]}'); a tree needs at least two.")
+    X = prep.transform(frame)
+    if prep.features and all(f.binary for f in prep.features):
+        X = X.astype(np.uint8)
+    data = Dataset(X, prep.labels(frame[target]), np.ones(len(frame)), prep, report)
+    if options.remove_redundant:
+        data = remove_redundant_features(data)
+    if options.drop_inconsistent:
+        data = drop_inconsistent(data)
+    if options.merge_duplicates:
+        data = merge_duplicates(data)
+    return data
+
+
+def _input_kinds(frame: pd.DataFrame, target: str, options: PrepOptions,
+                 report: PrepReport) -> dict[str, ColumnKind]:
+    kinds = {}
+    for name in frame.columns:
+        if name == target:
+            continue
+        if name in options.ignore:
+            report.ignored_columns[name] = "as asked"
+            continue
+        info = infer_column(frame[name])
+        kind = options.kinds.get(name, info.kind)
+        if kind == ColumnKind.NUMERIC and not info.numeric:
+            raise DataError(f"Column '{name}' cannot be numeric: it holds text.")
+        if kind in USABLE_KINDS and info.n_distinct >= 2:
+            kinds[name] = kind
+        else:
+            report.ignored_columns[name] = ("a single value" if info.n_distinct <= 1
+                                            else "a different value on every row")
+    return kinds
+
+
+def _row_groups(X: np.ndarray, *extra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Group identical rows of X (and extra columns): (first index, group id per row)."""
+    keys = np.column_stack([X, *extra]) if extra else X
+    _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    return first, inverse.ravel()
+
+
+def merge_duplicates(data: Dataset) -> Dataset:
+    """Identical rows of the same class become one row whose weight is their total."""
+    first, inverse = _row_groups(data.X, data.y)
+    w = np.bincount(inverse, weights=data.w, minlength=len(first))
+    order = np.sort(first)
+    w = w[inverse[order]]
+    report = replace(data.report, duplicates_merged=data.report.duplicates_merged
+                     + data.n_rows - len(order))
+    return Dataset(data.X[order], data.y[order], w, data.prep, report)
+
+
+def drop_inconsistent(data: Dataset) -> Dataset:
+    """Keep, for each distinct feature vector, only the rows of its majority class.
+
+    Identical inputs with different classes make every tree err on them, and make a
+    consistent tree (SAT solvers) impossible.  Ties keep the smallest class index.
+    """
+    _, group = _row_groups(data.X)
+    weight = np.zeros((group.max() + 1, data.n_classes))
+    np.add.at(weight, (group, data.y), data.w)
+    keep = data.y == np.argmax(weight, axis=1)[group]
+    report = replace(data.report, inconsistent_dropped=data.report.inconsistent_dropped
+                     + int((~keep).sum()))
+    return Dataset(data.X[keep], data.y[keep], data.w[keep], data.prep, report)
+
+
+def inconsistent_rows(data: Dataset) -> int:
+    """Number of rows that `drop_inconsistent` would remove."""
+    return drop_inconsistent(data).report.inconsistent_dropped - data.report.inconsistent_dropped
+
+
+def remove_redundant_features(data: Dataset) -> Dataset:
+    """Drop binary features that are constant, or equal / complementary to an earlier one.
+
+    On the training rows they add branching but no new split (Blossom paper, 4.3).
+    """
+    drop, seen = set(), {}
+    for j, f in enumerate(data.features):
+        if not f.binary:
+            continue
+        column = data.X[:, j].astype(bool)
+        if column.all() or not column.any():
+            drop.add(j)
+            continue
+        key = (column if not column[0] else ~column).tobytes()
+        if key in seen:
+            drop.add(j)
+        else:
+            seen[key] = j
+    if not drop:
+        return data
+    keep = [j for j in range(data.n_features) if j not in drop]
+    report = replace(data.report, redundant_features=data.report.redundant_features
+                     + len(drop))
+    return Dataset(data.X[:, keep], data.y, data.w, data.prep.without_features(drop), report)

@@ -1,0 +1,218 @@
+"""The fitted recipe that turns raw text cells into the solver's feature matrix.
+
+It is learnt once on the training table and saved inside every model, so that
+`orchard predict model.json new.csv` applies exactly the same missing-value fills,
+thresholds and one-hot tests to new raw data as were used for training.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from engine.data.columns import ColumnKind, to_numbers
+from engine.data.features import EQ, LE, MISSING, NUM, Feature
+from engine.errors import DataError
+
+MISSING_POLICIES = ("drop", "impute", "indicator")
+
+
+@dataclass(frozen=True)
+class Binarization:
+    """How numeric columns become features: `none`, `quantile:K` or `midpoints`."""
+
+    mode: str
+    k: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> Binarization:
+        text = str(text).strip().lower()
+        if text in ("none", "midpoints"):
+            return cls(text)
+        if text.startswith("quantile:"):
+            try:
+                k = int(text.split(":", 1)[1])
+            except ValueError:
+                k = 0
+            if k >= 2:
+                return cls("quantile", k)
+        raise DataError(f"Unknown binarisation '{text}': use none, quantile:K (K >= 2) "
+                        "or midpoints.")
+
+    def __str__(self) -> str:
+        return f"quantile:{self.k}" if self.mode == "quantile" else self.mode
+
+    def thresholds(self, values: np.ndarray) -> np.ndarray:
+        """Thresholds `t` (features `x <= t`) between distinct observed values."""
+        distinct = np.unique(values[~np.isnan(values)])
+        mids = (distinct[:-1] + distinct[1:]) / 2.0
+        if self.mode == "midpoints" or len(mids) <= self.k - 1:
+            return mids
+        # Quantile cut points, each moved to the midpoint just above it so that the
+        # test separates observed values and reads as a clean number.
+        cuts = np.quantile(values[~np.isnan(values)], np.arange(1, self.k) / self.k)
+        index = np.searchsorted(distinct, cuts, side="right") - 1
+        index = np.clip(index, 0, len(mids) - 1)
+        return np.unique(mids[index])
+
+
+@dataclass(frozen=True)
+class InputColumn:
+    """A raw column used by the model, with the value that replaces a missing cell."""
+
+    name: str
+    kind: ColumnKind
+    fill: float | str
+
+    @property
+    def numeric(self) -> bool:
+        return not isinstance(self.fill, str)
+
+
+def class_label(text: str) -> str:
+    """Canonical class name: `1.0` and `1` are the same class."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return str(int(value)) if value.is_integer() else text
+
+
+def _sort_key(names: list[str]):
+    try:
+        return sorted(names, key=float)
+    except ValueError:
+        return sorted(names)
+
+
+@dataclass
+class Preprocessing:
+    target: str
+    class_names: list[str]
+    columns: list[InputColumn]
+    features: list[Feature]
+    missing: str = "impute"
+    binarize: str = "none"
+    _by_name: dict = field(default_factory=dict, repr=False, compare=False)
+
+    # ----------------------------------------------------------------- fitting
+    @classmethod
+    def fit(cls, frame: pd.DataFrame, target: str, kinds: dict[str, ColumnKind],
+            missing: str, binarize: Binarization) -> Preprocessing:
+        """Learn fills, thresholds and categories from `frame` (text cells).
+
+        `kinds` maps each input column to use onto its kind; `frame` already has the
+        rows the model trains on (with `drop`, rows with missing cells are gone).
+        """
+        if missing not in MISSING_POLICIES:
+            raise DataError(f"Unknown missing-value policy '{missing}': use "
+                            f"{', '.join(MISSING_POLICIES)}.")
+        labels = frame[target].map(class_label)
+        class_names = _sort_key(list(labels.dropna().unique()))
+        columns, features = [], []
+        for name, kind in kinds.items():
+            cells = frame[name]
+            column, column_features = _fit_column(cells, kind, binarize)
+            columns.append(column)
+            if missing == "indicator" and cells.isna().any():
+                column_features.append(Feature(name, MISSING))
+            features.extend(column_features)
+        return cls(target, class_names, columns, features, missing, str(binarize))
+
+    # ---------------------------------------------------------------- applying
+    def transform(self, frame: pd.DataFrame) -> np.ndarray:
+        """Feature matrix of a raw table (float64; 0/1 for binary features).
+
+        Missing cells take the training fill value, whatever the training policy, so
+        every row gets a prediction; missing input columns are an error.
+        """
+        absent = [c.name for c in self.columns if c.name not in frame.columns]
+        if absent:
+            raise DataError(f"The data lacks the column(s) the model needs: "
+                            f"{', '.join(absent)}.")
+        filled, missing = {}, {}
+        for column in self.columns:
+            cells = frame[column.name]
+            missing[column.name] = cells.isna().to_numpy()
+            if column.numeric:
+                filled[column.name] = np.where(missing[column.name], column.fill,
+                                               to_numbers(cells))
+            else:
+                filled[column.name] = cells.fillna(column.fill).astype(str).to_numpy()
+        X = np.empty((len(frame), len(self.features)), dtype=np.float64)
+        for j, f in enumerate(self.features):
+            values = filled[f.column]
+            if f.op == NUM:
+                X[:, j] = values
+            elif f.op == LE:
+                X[:, j] = values <= f.value
+            elif f.op == EQ:
+                X[:, j] = values == f.value
+            else:
+                X[:, j] = missing[f.column]
+        return X
+
+    def labels(self, cells: pd.Series) -> np.ndarray:
+        """Class indices of raw target cells; -1 for a class the model never saw."""
+        index = {name: i for i, name in enumerate(self.class_names)}
+        return np.array([index.get(class_label(c), -1) if c is not None else -1
+                         for c in cells], dtype=np.int64)
+
+    def column(self, name: str) -> InputColumn:
+        if not self._by_name:
+            self._by_name.update({c.name: c for c in self.columns})
+        return self._by_name[name]
+
+    def without_features(self, drop: set[int]) -> Preprocessing:
+        kept = [f for j, f in enumerate(self.features) if j not in drop]
+        used = {f.column for f in kept}
+        return Preprocessing(self.target, self.class_names,
+                             [c for c in self.columns if c.name in used], kept,
+                             self.missing, self.binarize)
+
+    # ------------------------------------------------------------ persistence
+    def to_dict(self) -> dict:
+        return {
+            "target": self.target,
+            "class_names": self.class_names,
+            "columns": [{"name": c.name, "kind": c.kind.value, "fill": c.fill}
+                        for c in self.columns],
+            "features": [f.to_dict() for f in self.features],
+            "missing": self.missing,
+            "binarize": self.binarize,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Preprocessing:
+        return cls(d["target"], list(d["class_names"]),
+                   [InputColumn(c["name"], ColumnKind(c["kind"]), c["fill"])
+                    for c in d["columns"]],
+                   [Feature.from_dict(f) for f in d["features"]],
+                   d["missing"], d["binarize"])
+
+
+def _fit_column(cells: pd.Series, kind: ColumnKind,
+                binarize: Binarization) -> tuple[InputColumn, list[Feature]]:
+    name = str(cells.name)
+    present = cells.dropna()
+    if present.empty:
+        raise DataError(f"Column '{name}' has no values.")
+    numeric = kind == ColumnKind.NUMERIC or (
+        kind == ColumnKind.BINARY and bool(pd.to_numeric(present, errors="coerce").notna().all()))
+    if numeric:
+        values = to_numbers(cells)
+        if kind == ColumnKind.BINARY:
+            fill = float(pd.Series(values).dropna().value_counts().sort_index().idxmax())
+            return InputColumn(name, kind, fill), [Feature(name, EQ, float(np.nanmax(values)))]
+        column = InputColumn(name, kind, float(np.median(values[~np.isnan(values)])))
+        if binarize.mode == "none":
+            return column, [Feature(name, NUM)]
+        return column, [Feature(name, LE, float(t)) for t in binarize.thresholds(values)]
+    counts = present.astype(str).value_counts()
+    categories = sorted(counts.index)
+    column = InputColumn(name, kind, str(counts.sort_index().idxmax()))
+    if kind == ColumnKind.BINARY:
+        return column, [Feature(name, EQ, categories[-1])]
+    return column, [Feature(name, EQ, c) for c in categories]

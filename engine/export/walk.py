@@ -1,0 +1,134 @@
+"""Tree walking and node tests shared by every exporter.
+
+A `Tree` stores matrix columns and thresholds (`x[j] <= t` goes left), which is how
+solvers think but not how a rule, a Python function or a SQL query reads: those need
+"which raw column is tested, how, and which child does the row reach when the test
+holds".  `split` answers that once for every exporter, from the tree arrays alone
+(not from display strings), so that all exports follow exactly the route
+`Tree.apply` takes, including for binary features with an unusual threshold.
+`fold` walks the tree recursively so each exporter only says how to render a leaf
+and a split, and `leaf_summary` gives the numbers every exporter prints at a leaf.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
+
+from engine.data.features import EQ, LE, MISSING, NUM, Feature
+from engine.data.preprocessing import InputColumn
+
+if TYPE_CHECKING:
+    from engine.model.tree import Tree
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Test:
+    """A test on one raw column: `feature.op` is LE, EQ or MISSING, never NUM.
+
+    A continuous (NUM) split becomes the LE test `column <= threshold`, so exporters
+    deal with three kinds of test only.  The test is evaluated on the raw cell with
+    missing cells replaced by `column.fill`, except MISSING which looks at the cell
+    before the fill.
+    """
+
+    column: InputColumn
+    feature: Feature
+
+    @property
+    def op(self) -> str:
+        return self.feature.op
+
+    @property
+    def value(self) -> float | str | None:
+        return self.feature.value
+
+    def text(self, holds: bool = True) -> str:
+        """Readable form, e.g. `age <= 37.5`, or its negation `age > 37.5`."""
+        return self.feature.condition(holds)
+
+
+@dataclass(frozen=True)
+class Split:
+    """An internal node: the row goes to `if_true` when `test` holds, else `if_false`."""
+
+    node: int
+    test: Test
+    if_true: int
+    if_false: int
+
+    @property
+    def decides(self) -> bool:
+        """False when both outcomes reach the same child (the node tests nothing)."""
+        return self.if_true != self.if_false
+
+
+def split(tree: Tree, node: int) -> Split:
+    """The test of internal `node` on its raw column and the child of each outcome."""
+    f = tree.features[int(tree.feature[node])]
+    t = float(tree.threshold[node])
+    left, right = int(tree.left[node]), int(tree.right[node])
+    column = tree.prep.column(f.column)
+    if f.op == NUM:
+        return Split(node, Test(column, Feature(f.column, LE, t)), left, right)
+    if f.op not in (LE, EQ, MISSING):
+        raise ValueError(f"Unknown feature operator {f.op!r} in node {node}.")
+    # A binary feature is 1 where its test holds; the tree sends x <= t to the left.
+    return Split(node, Test(column, f),
+                 left if 1.0 <= t else right, left if 0.0 <= t else right)
+
+
+def resolve(tree: Tree, node: int) -> int:
+    """The node that decides for rows reaching `node`, skipping nodes that test nothing.
+
+    A node whose two outcomes lead to the same child (a binary feature with a
+    threshold outside [0, 1)) is transparent: exports would otherwise show a test
+    without effect and count the leaf behind it twice.
+    """
+    while not tree.is_leaf(node):
+        s = split(tree, node)
+        if s.decides:
+            break
+        node = s.if_true
+    return node
+
+
+def fold(tree: Tree, leaf: Callable[[int], T],
+         branch: Callable[[Split, T, T], T], node: int = 0) -> T:
+    """Combine the tree bottom-up: `leaf(node)` at leaves, `branch(split, t, f)` above.
+
+    `t` and `f` are the results for the subtrees reached when the test holds and
+    when it does not; transparent nodes are skipped.
+    """
+    node = resolve(tree, node)
+    if tree.is_leaf(node):
+        return leaf(node)
+    s = split(tree, node)
+    return branch(s, fold(tree, leaf, branch, s.if_true),
+                  fold(tree, leaf, branch, s.if_false))
+
+
+@dataclass(frozen=True)
+class LeafSummary:
+    """What a leaf predicts and how much training weight backs it."""
+
+    class_name: str
+    weight: float      # total training weight reaching the leaf
+    confidence: float  # weight of the predicted class / weight (0 for an empty leaf)
+
+
+def leaf_summary(tree: Tree, node: int) -> LeafSummary:
+    label = int(tree.label[node])
+    weight = float(tree.value[node].sum())
+    confidence = float(tree.value[node][label]) / weight if weight > 0 else 0.0
+    return LeafSummary(tree.class_names[label], weight, confidence)
+
+
+def columns_used(tree: Tree) -> list[InputColumn]:
+    """Raw columns tested by the tree, in the order of `prep.columns`."""
+    names = set(fold(tree, lambda node: frozenset(),
+                     lambda s, t, f: t | f | {s.test.column.name}))
+    return [c for c in tree.prep.columns if c.name in names]

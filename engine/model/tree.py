@@ -1,0 +1,176 @@
+"""The decision tree every tree solver returns: flat arrays plus what they mean.
+
+Node 0 is the root.  An internal node sends a row to `left` when
+`x[feature] <= threshold`, else to `right`; binary features use threshold 0.5, so
+their right branch is where the feature's test holds.  `value` holds the training
+weight of each class at every node (for display and rule confidence) and `label`
+the class a node predicts, so empty leaves still predict something sensible.
+The tree keeps the `Preprocessing` it was trained through, which lets it predict on
+raw tables and be saved and reloaded as one JSON document.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from engine.data.features import Feature
+from engine.data.preprocessing import Preprocessing
+from engine.errors import DataError
+
+FORMAT = "orchard-tree"
+FORMAT_VERSION = 1
+
+
+@dataclass
+class Tree:
+    feature: np.ndarray    # int32[m], -1 at leaves
+    threshold: np.ndarray  # float64[m]
+    left: np.ndarray       # int32[m], -1 at leaves
+    right: np.ndarray      # int32[m], -1 at leaves
+    value: np.ndarray      # float64[m, n_classes]
+    label: np.ndarray      # int32[m]
+    prep: Preprocessing
+
+    @classmethod
+    def from_arrays(cls, feature, threshold, left, right, value,
+                    prep: Preprocessing) -> Tree:
+        """Tree from solver arrays; each node predicts its majority class.
+
+        A node without training weight predicts its parent's class (ties between
+        classes go to the smallest class index).
+        """
+        feature = np.asarray(feature, dtype=np.int32)
+        left = np.asarray(left, dtype=np.int32)
+        right = np.asarray(right, dtype=np.int32)
+        value = np.asarray(value, dtype=np.float64).reshape(len(feature), -1)
+        label = np.argmax(value, axis=1).astype(np.int32)
+        for node in range(len(feature)):  # parents come before children
+            for child in (left[node], right[node]):
+                if child >= 0 and value[child].sum() == 0:
+                    label[child] = label[node]
+        return cls(feature, np.asarray(threshold, dtype=np.float64), left, right,
+                   value, label, prep)
+
+    @classmethod
+    def leaf(cls, class_weights: np.ndarray, prep: Preprocessing) -> Tree:
+        return cls.from_arrays([-1], [0.0], [-1], [-1], [class_weights], prep)
+
+    # ----------------------------------------------------------- structure
+    @property
+    def features(self) -> list[Feature]:
+        return self.prep.features
+
+    @property
+    def class_names(self) -> list[str]:
+        return self.prep.class_names
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.feature)
+
+    def is_leaf(self, node: int) -> bool:
+        return self.feature[node] < 0
+
+    @property
+    def n_leaves(self) -> int:
+        return int((self.feature < 0).sum())
+
+    @property
+    def depth(self) -> int:
+        depth = np.zeros(self.n_nodes, dtype=np.int64)
+        for node in range(self.n_nodes):
+            for child in (self.left[node], self.right[node]):
+                if child >= 0:
+                    depth[child] = depth[node] + 1
+        return int(depth.max())
+
+    def condition(self, node: int, holds: bool = True) -> str:
+        """Readable test of an internal node; `holds` is the branch where it is true.
+
+        For a binary feature the test holds on the right branch; for a continuous
+        feature `x <= t` holds on the left branch.
+        """
+        f = self.features[self.feature[node]]
+        return f.condition(holds, float(self.threshold[node]))
+
+    def branch_conditions(self, node: int) -> tuple[str, str]:
+        """Readable conditions of the (left, right) branches of an internal node."""
+        f = self.features[self.feature[node]]
+        left_holds = not f.binary
+        return self.condition(node, left_holds), self.condition(node, not left_holds)
+
+    # ---------------------------------------------------------- prediction
+    def apply(self, X: np.ndarray) -> np.ndarray:
+        """Leaf reached by each row of the feature matrix X."""
+        node = np.zeros(len(X), dtype=np.int64)
+        active = np.flatnonzero(self.feature[node] >= 0)
+        while active.size:
+            current = node[active]
+            go_left = X[active, self.feature[current]] <= self.threshold[current]
+            node[active] = np.where(go_left, self.left[current], self.right[current])
+            active = active[self.feature[node[active]] >= 0]
+        return node
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Class index predicted for each row of the feature matrix X."""
+        return self.label[self.apply(X)].astype(np.int64)
+
+    def predict_frame(self, frame: pd.DataFrame) -> np.ndarray:
+        """Class index for each row of a raw table (text cells), via `prep`."""
+        return self.predict(self.prep.transform(frame))
+
+    def error(self, X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> float:
+        """Total weight of misclassified rows."""
+        wrong = self.predict(X) != y
+        return float(wrong.sum() if w is None else w[wrong].sum())
+
+    # ---------------------------------------------------------- persistence
+    def to_dict(self) -> dict:
+        return {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "preprocessing": self.prep.to_dict(),
+            "nodes": {
+                "feature": self.feature.tolist(),
+                "threshold": self.threshold.tolist(),
+                "left": self.left.tolist(),
+                "right": self.right.tolist(),
+                "value": self.value.tolist(),
+                "label": self.label.tolist(),
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Tree:
+        if d.get("format") != FORMAT:
+            raise DataError("This JSON file is not an Orchard tree model.")
+        if d.get("version", 0) > FORMAT_VERSION:
+            raise DataError("This model was saved by a newer Orchard; please upgrade.")
+        n = d["nodes"]
+        prep = Preprocessing.from_dict(d["preprocessing"])
+        return cls(np.array(n["feature"], dtype=np.int32),
+                   np.array(n["threshold"], dtype=np.float64),
+                   np.array(n["left"], dtype=np.int32),
+                   np.array(n["right"], dtype=np.int32),
+                   np.array(n["value"], dtype=np.float64).reshape(len(n["feature"]), -1),
+                   np.array(n["label"], dtype=np.int32), prep)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Tree:
+        try:
+            d = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise DataError(f"The model file '{path}' does not exist.") from None
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise DataError(f"The model file '{path}' is not valid JSON.") from None
+        if not isinstance(d, dict):
+            raise DataError(f"The model file '{path}' is not an Orchard tree model.")
+        return cls.from_dict(d)

@@ -1,0 +1,42 @@
+"""`greedy`: the CART-like baseline (Gini impurity, top-down, no optimality proof).
+
+It gives a first tree in milliseconds and a reference point for the exact solvers.
+The numba kernel lives in `greedy_kernel`; this module adapts it to the protocol.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.model.tree import Tree
+from engine.solvers.greedy_kernel import grow_tree
+from engine.solvers.protocol import DEPTH, Param, Result, Solver
+from engine.solvers.registry import register
+
+
+@register
+class Greedy(Solver):
+    name = "greedy"
+    title = "Greedy (CART)"
+    summary = ("Top-down splits on Gini impurity, like scikit-learn's CART: instant, "
+               "any data, no optimality proof.")
+    needs = "any"
+    proves_optimality = False
+    params = (DEPTH,
+              Param("min_leaf", "float", 1.0,
+                    "Minimum total weight (rows) in each leaf.", 1.0, None))
+
+    def solve(self, data, params, monitor) -> Result:
+        X = np.ascontiguousarray(data.X, dtype=np.float64)
+        y = np.ascontiguousarray(data.y, dtype=np.int64)
+        w = np.ascontiguousarray(data.w, dtype=np.float64)
+        feature, threshold, left, right, value, stopped = monitor.run_kernel(
+            grow_tree, (X, y, w, data.n_classes, params["depth"],
+                        float(params["min_leaf"]), monitor.control))
+        tree = Tree.from_arrays(feature, threshold, left, right, value, data.prep)
+        error = tree.error(data.X, data.y, data.w)
+        monitor.publish(tree, error, 0.0)
+        return Result(tree, error, 0.0, False,
+                      monitor.final_status(False, heuristic_done=not stopped),
+                      monitor.elapsed(), list(monitor.incumbents),
+                      {"nodes": tree.n_nodes})

@@ -1,0 +1,139 @@
+"""What numba kernels need to cooperate with a Monitor without holding the GIL.
+
+Kernels receive the Monitor's `control` array and poll `should_stop(control)`; they
+publish improving trees with `publish(sink, ...)` into an `IncumbentSink`'s
+preallocated buffers, which the Python side drains while the kernel runs.  No Python
+object is touched inside a kernel.
+
+The clock is CLOCK_MONOTONIC read through a direct `clock_gettime` call (the same
+clock as Python's `time.monotonic()` on Linux and macOS), written as an intrinsic so
+that kernels using it can still be cached on disk.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+# Stop codes in control[0] (0 = keep going).
+STOP_CANCEL = 1.0
+STOP_TIME = 2.0
+STOP_MEMORY = 3.0
+# Layout of the control array.
+C_STOP, C_DEADLINE, C_START = 0, 1, 2
+CONTROL_SIZE = 4
+
+_CLOCK_ID = int(getattr(time, "CLOCK_MONOTONIC", 1))
+
+
+@intrinsic
+def _clock_monotonic(typingctx):
+    def codegen(context, builder, signature, args):
+        i64, i32, f64 = ir.IntType(64), ir.IntType(32), ir.DoubleType()
+        timespec = ir.LiteralStructType([i64, i64])
+        fnty = ir.FunctionType(i32, [i32, timespec.as_pointer()])
+        clock_gettime = cgutils.get_or_insert_function(builder.module, fnty, "clock_gettime")
+        ts = cgutils.alloca_once(builder, timespec)
+        builder.call(clock_gettime, [ir.Constant(i32, _CLOCK_ID), ts])
+        sec = builder.load(cgutils.gep_inbounds(builder, ts, 0, 0))
+        nsec = builder.load(cgutils.gep_inbounds(builder, ts, 0, 1))
+        return builder.fadd(builder.sitofp(sec, f64),
+                            builder.fmul(builder.sitofp(nsec, f64), ir.Constant(f64, 1e-9)))
+    return types.float64(), codegen
+
+
+@njit(cache=True, nogil=True)
+def monotonic():
+    """Seconds on the monotonic clock, callable from kernels."""
+    return _clock_monotonic()
+
+
+@njit(cache=True, nogil=True)
+def elapsed(control):
+    return monotonic() - control[C_START]
+
+
+@njit(cache=True, nogil=True)
+def should_stop(control):
+    """True once the run was cancelled or its deadline passed (then recorded)."""
+    if control[C_STOP] != 0.0:
+        return True
+    if monotonic() >= control[C_DEADLINE]:
+        control[C_STOP] = STOP_TIME
+        return True
+    return False
+
+
+# Sink layout: state = [sequence (odd while writing), events published, nodes in tree].
+S_SEQ, S_EVENTS, S_NODES = 0, 1, 2
+
+
+@njit(cache=True, nogil=True)
+def publish(state, events, nodes, thresholds, values, control,
+            error, lower_bound, feature, threshold, left, right, value, n_nodes):
+    """Record an incumbent: its (time, error, lower bound) and its tree arrays.
+
+    The tree buffers are guarded by a sequence counter (a seqlock): it is odd while
+    the kernel writes, so a reader that sees it change or odd copies again.
+    """
+    k = state[S_EVENTS] % events.shape[0]
+    events[k, 0] = elapsed(control)
+    events[k, 1] = error
+    events[k, 2] = lower_bound
+    m = min(n_nodes, nodes.shape[1])
+    state[S_SEQ] += 1
+    for i in range(m):
+        nodes[0, i] = feature[i]
+        nodes[1, i] = left[i]
+        nodes[2, i] = right[i]
+        thresholds[i] = threshold[i]
+        for c in range(values.shape[1]):
+            values[i, c] = value[i, c]
+    state[S_NODES] = m
+    state[S_EVENTS] += 1
+    state[S_SEQ] += 1
+
+
+class IncumbentSink:
+    """Preallocated buffers a kernel publishes into (see `publish`)."""
+
+    def __init__(self, max_nodes: int, n_classes: int, max_events: int = 4096):
+        self.state = np.zeros(3, dtype=np.int64)
+        self.events = np.zeros((max_events, 3))
+        self.nodes = np.full((3, max_nodes), -1, dtype=np.int32)
+        self.thresholds = np.zeros(max_nodes)
+        self.values = np.zeros((max_nodes, n_classes))
+        self.drained = 0
+
+    def buffers(self) -> tuple:
+        """The arrays to pass to a kernel, in `publish`'s order."""
+        return self.state, self.events, self.nodes, self.thresholds, self.values
+
+    def drain(self) -> tuple[list[tuple[float, float, float]], tuple | None]:
+        """New events since the last drain, and a consistent copy of the latest tree.
+
+        Events older than the buffer's length are lost if the kernel outpaced the
+        reader; the latest tree is always current.
+        """
+        while True:
+            seq = int(self.state[S_SEQ])
+            if seq % 2:
+                time.sleep(0.0005)
+                continue
+            count = int(self.state[S_EVENTS])
+            m = int(self.state[S_NODES])
+            tree = (self.nodes[0, :m].copy(), self.thresholds[:m].copy(),
+                    self.nodes[1, :m].copy(), self.nodes[2, :m].copy(),
+                    self.values[:m].copy())
+            if int(self.state[S_SEQ]) == seq:
+                break
+        first = max(self.drained, count - len(self.events))
+        events = [tuple(self.events[i % len(self.events)]) for i in range(first, count)]
+        fresh = count > self.drained
+        self.drained = count
+        return events, (tree if fresh else None)

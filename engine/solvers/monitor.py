@@ -1,0 +1,114 @@
+"""How a run is watched and steered: cancel, time limit, incumbents.
+
+One Monitor per run.  The GUI calls `cancel()` from its thread; solvers poll
+`should_stop()` (Python) or `kernel_support.should_stop(monitor.control)` (numba,
+GIL released) and report each improving tree with `publish`, which records the
+anytime curve and forwards the tree to an optional callback (the GUI's live view).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from engine.solvers import kernel_support as ks
+from engine.solvers.protocol import Status
+
+_STOP_STATUS = {ks.STOP_CANCEL: Status.CANCELLED, ks.STOP_TIME: Status.TIME_LIMIT,
+                ks.STOP_MEMORY: Status.MEMORY_LIMIT}
+
+
+class Monitor:
+    def __init__(self, time_limit: float | None = None,
+                 on_incumbent: Callable[[Any, float, float, float], None] | None = None):
+        """`on_incumbent(tree, t, error, lower_bound)` is called from the solving thread."""
+        if time_limit is not None and not time_limit > 0:
+            raise ValueError("time_limit must be positive")
+        self.time_limit = time_limit
+        self.on_incumbent = on_incumbent
+        self.control = np.zeros(ks.CONTROL_SIZE)
+        self.control[ks.C_DEADLINE] = math.inf
+        self.incumbents: list[tuple[float, float, float]] = []
+        self.best_tree = None
+        self.best_error = math.inf
+        self.start()
+
+    def start(self) -> None:
+        """(Re)start the clock; the deadline counts from here."""
+        now = time.monotonic()
+        self.control[ks.C_START] = now
+        if self.time_limit is not None:
+            self.control[ks.C_DEADLINE] = now + self.time_limit
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.control[ks.C_START]
+
+    def cancel(self) -> None:
+        if self.control[ks.C_STOP] == 0.0:
+            self.control[ks.C_STOP] = ks.STOP_CANCEL
+
+    def should_stop(self) -> bool:
+        if self.control[ks.C_STOP] == 0.0 and time.monotonic() >= self.control[ks.C_DEADLINE]:
+            self.control[ks.C_STOP] = ks.STOP_TIME
+        return self.control[ks.C_STOP] != 0.0
+
+    def stop_status(self) -> Status | None:
+        """Why the run was stopped early, or None."""
+        return _STOP_STATUS.get(float(self.control[ks.C_STOP]))
+
+    def final_status(self, proven: bool, heuristic_done: bool = False) -> Status:
+        """Status of a finished solve: proof beats an interruption that came too late."""
+        if proven:
+            return Status.OPTIMAL
+        stopped = self.stop_status()
+        if stopped is not None and not heuristic_done:
+            return stopped
+        return Status.FINISHED
+
+    def publish(self, tree: Any, error: float, lower_bound: float,
+                t: float | None = None) -> None:
+        """Record an improving incumbent (the curve) and hand it to the callback."""
+        t = self.elapsed() if t is None else t
+        self.incumbents.append((t, float(error), float(lower_bound)))
+        if tree is not None and error <= self.best_error:
+            self.best_tree, self.best_error = tree, float(error)
+        if self.on_incumbent is not None and tree is not None:
+            self.on_incumbent(tree, t, float(error), float(lower_bound))
+
+    def run_kernel(self, kernel: Callable, args: tuple, sink: ks.IncumbentSink | None = None,
+                   make_tree: Callable | None = None, poll: float = 0.02):
+        """Run a nogil kernel in a thread, draining `sink` into `publish` meanwhile.
+
+        `make_tree(feature, threshold, left, right, value)` turns drained arrays into
+        a model.  Returns the kernel's return value (exceptions are re-raised).
+        """
+        outcome: dict[str, Any] = {}
+
+        def target():
+            try:
+                outcome["value"] = kernel(*args)
+            except BaseException as exc:  # re-raised in the caller's thread
+                outcome["error"] = exc
+
+        thread = threading.Thread(target=target, name="orchard-kernel", daemon=True)
+        thread.start()
+        while thread.is_alive():
+            thread.join(poll)
+            if sink is not None:
+                self._drain(sink, make_tree)
+        if sink is not None:
+            self._drain(sink, make_tree)
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
+
+    def _drain(self, sink: ks.IncumbentSink, make_tree: Callable | None) -> None:
+        events, arrays = sink.drain()
+        for i, (t, error, lower_bound) in enumerate(events):
+            last = i == len(events) - 1
+            tree = make_tree(*arrays) if last and arrays and make_tree else None
+            self.publish(tree, error, lower_bound, t)

@@ -1,0 +1,115 @@
+"""The contract between Orchard and its algorithms.
+
+Each solver is a class with a stable `name`, a one-line `summary`, what data it
+`needs`, whether it proves optimality, and a declarative parameter schema.  The GUI
+builds its form and the CLI parses `--param KEY=VALUE` from that one schema.
+`solve(data, params, monitor)` returns a `Result`; progress goes through the Monitor.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, ClassVar
+
+from engine.errors import ParameterError
+
+
+class Status(str, Enum):
+    OPTIMAL = "optimal"            # proven optimal
+    FINISHED = "finished"          # a heuristic ran to its end (no optimality claim)
+    TIME_LIMIT = "time_limit"
+    CANCELLED = "cancelled"
+    MEMORY_LIMIT = "memory_limit"
+    INFEASIBLE = "infeasible"      # e.g. no consistent tree exists
+
+
+@dataclass(frozen=True)
+class Param:
+    """One solver parameter: `kind` is int, float, bool or choice."""
+
+    name: str
+    kind: str
+    default: Any
+    help: str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+
+    def parse(self, text: str) -> Any:
+        """Value from command-line text (then validated)."""
+        text = str(text).strip()
+        try:
+            if self.kind == "int":
+                value = int(text)
+            elif self.kind == "float":
+                value = float(text)
+            elif self.kind == "bool":
+                if text.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+                    raise ValueError
+                value = text.lower() in ("1", "true", "yes", "on")
+            else:
+                value = text
+        except ValueError:
+            raise ParameterError(f"Parameter '{self.name}' expects a {self.kind} value, "
+                                 f"not '{text}'.") from None
+        return self.validate(value)
+
+    def validate(self, value: Any) -> Any:
+        if self.kind == "choice" and value not in self.choices:
+            raise ParameterError(f"Parameter '{self.name}' must be one of "
+                                 f"{', '.join(self.choices)}, not '{value}'.")
+        if self.kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ParameterError(f"Parameter '{self.name}' expects an integer.")
+        if self.kind in ("int", "float"):
+            if (self.low is not None and value < self.low) or (
+                    self.high is not None and value > self.high):
+                raise ParameterError(f"Parameter '{self.name}' must lie between "
+                                     f"{self.low} and {self.high}, not {value}.")
+        return value
+
+
+DEPTH = Param("depth", "int", 3, "Maximum depth of the tree (0 = a single leaf).", 0, 20)
+
+
+@dataclass
+class Result:
+    tree: Any                      # engine.model.tree.Tree (or a Diagram)
+    train_error: float             # total weight of misclassified training rows
+    lower_bound: float             # proven lower bound on the optimal error
+    optimal: bool
+    status: Status
+    time_s: float
+    incumbents: list[tuple[float, float, float]] = field(default_factory=list)  # (t, error, lb)
+    stats: dict = field(default_factory=dict)
+
+
+class Solver(ABC):
+    name: ClassVar[str]
+    title: ClassVar[str]
+    summary: ClassVar[str]          # one line for the algorithm picker
+    needs: ClassVar[str] = "any"    # "binary": only 0/1 features; "any": also continuous
+    proves_optimality: ClassVar[bool] = False
+    params: ClassVar[tuple[Param, ...]] = (DEPTH,)
+
+    @classmethod
+    def param(cls, name: str) -> Param:
+        for p in cls.params:
+            if p.name == name:
+                return p
+        raise ParameterError(f"Algorithm '{cls.name}' has no parameter '{name}' "
+                             f"(it has: {', '.join(p.name for p in cls.params)}).")
+
+    @classmethod
+    def resolve(cls, given: dict[str, Any]) -> dict[str, Any]:
+        """All parameters: defaults overridden by validated `given` values."""
+        values = {p.name: p.default for p in cls.params}
+        for name, value in given.items():
+            p = cls.param(name)
+            values[name] = p.parse(value) if isinstance(value, str) else p.validate(value)
+        return values
+
+    @abstractmethod
+    def solve(self, data, params: dict[str, Any], monitor) -> Result:
+        """Train on `data` (engine.data.Dataset) with resolved `params`."""

@@ -1,0 +1,50 @@
+"""One entry point to train any registered solver on a prepared dataset.
+
+The CLI and the GUI both come through here, so parameter validation, the check that
+a solver gets the kind of data it needs, and the final bookkeeping live in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from engine.data.dataset import Dataset
+from engine.errors import DataError, ParameterError
+from engine.solvers import get_solver
+from engine.solvers.monitor import Monitor
+from engine.solvers.protocol import Result
+
+
+# Binary-only solvers get deciles of each numeric column unless the user chooses.
+BINARY_DEFAULT = "quantile:10"
+
+
+def default_binarization(algorithm: str) -> str:
+    """Binarisation to use when the user did not choose one."""
+    return BINARY_DEFAULT if get_solver(algorithm).needs == "binary" else "none"
+
+
+def check_data(algorithm: str, data: Dataset) -> None:
+    """Raise a DataError when `algorithm` cannot use `data` as prepared."""
+    solver = get_solver(algorithm)
+    if solver.needs == "binary" and not data.is_binary:
+        raise DataError(f"Algorithm '{algorithm}' needs 0/1 features: choose a "
+                        "binarisation (quantile:K or midpoints) for the numeric columns.")
+    if data.n_rows == 0:
+        raise DataError("There are no rows to train on.")
+
+
+def train(data: Dataset, algorithm: str, params: dict[str, Any] | None = None,
+          time_limit: float | None = None, monitor: Monitor | None = None,
+          on_incumbent: Callable | None = None) -> Result:
+    """Train `algorithm` on `data`; `params` may hold text (CLI) or typed values."""
+    solver = get_solver(algorithm)
+    resolved = solver.resolve(params or {})
+    check_data(algorithm, data)
+    if time_limit is not None and not time_limit > 0:
+        raise ParameterError("The time limit must be a positive number of seconds.")
+    if monitor is None:
+        monitor = Monitor(time_limit, on_incumbent)
+    else:
+        monitor.start()
+    return solver().solve(data, resolved, monitor)

@@ -1,0 +1,69 @@
+"""The `orchard` command: the desktop app, or the headless `fit` / `predict`.
+
+`orchard [DATA]` opens the window.  On a machine without a display it still does
+its main job: it trains on DATA (or a bundled sample) and prints the tree.
+The engine's CLI gets the Qt image renderer injected here, so `engine/` itself never
+imports Qt.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from engine.cli import main as cli_main
+
+CLI_COMMANDS = ("fit", "predict", "-h", "--help")
+SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "samples" / "loans.csv"
+
+
+def render_image(tree, path) -> None:
+    """Render a tree picture with Qt (imported only when an image is asked for)."""
+    from gui.image_export import save_tree_image
+    save_tree_image(tree, path)
+
+
+def has_display() -> bool:
+    if sys.platform.startswith("linux"):
+        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return True
+
+
+def run_headless(data: str | None) -> int:
+    data = data or str(SAMPLE)
+    print(f"No display found, so Orchard trains headless on {data} "
+          "(see 'orchard fit --help' for all options).", flush=True)
+    return cli_main(["fit", data], render_image=render_image)
+
+
+def run_gui(data: str | None) -> int:
+    from PySide6.QtWidgets import QApplication
+
+    from gui.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Orchard")
+    window = MainWindow(data)
+    window.show()
+    return app.exec()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in CLI_COMMANDS:
+        return cli_main(argv, render_image=render_image)
+    if len(argv) > 1:
+        print("orchard: Give at most one data file to open (or use 'orchard fit').",
+              file=sys.stderr)
+        return 2
+    data = argv[0] if argv else None
+    if data is not None and not Path(data).is_file():
+        print(f"orchard: The file '{data}' does not exist.", file=sys.stderr)
+        return 2
+    return run_gui(data) if has_display() else run_headless(data)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,411 @@
+"""A decision tree drawn as a QGraphicsScene: what the window shows and exports print.
+
+Layout is the tidy top-down kind: leaves sit on evenly spaced slots from left to
+right, every parent is centred over its two children, and each depth has its own row.
+Internal nodes are rounded boxes with the readable test (`age <= 37.5`), the number
+of training rows and a stacked class-distribution bar; leaves are tinted with the
+colour of the class they predict.  Each edge says whether the parent's test holds
+("yes") or not ("no"); its tooltip gives the full branch condition.
+
+A depth-10 tree has 2047 nodes and is far wider than a screen, so items paint with
+a level of detail: once zoomed out so far that text could not be read, they draw
+only their coloured boxes, which keeps both the picture legible and repainting fast.
+Exports to vector formats set `TreeScene.always_detailed` to keep every text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import (QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath,
+                           QPen)
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QStyleOptionGraphicsItem
+
+from engine.data.features import format_number
+from engine.model.tree import Tree
+
+# Okabe & Ito's colour-blind safe palette (yellow last: it is weak on white), then
+# Paul Tol's "muted" scheme for problems with many classes; beyond, colours repeat.
+PALETTE = (
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442",
+    "#332288", "#44AA99", "#999933", "#882255", "#88CCEE", "#117733", "#CC6677",
+    "#DDCC77", "#AA4499",
+)
+
+TEXT = QColor("#1b1f24")
+MUTED_TEXT = QColor("#505863")
+EDGE = QColor("#8a929c")
+INTERNAL_FILL = QColor("#f6f7f9")
+INTERNAL_BORDER = QColor("#6b7580")
+EMPTY_BAR = QColor("#dde1e6")
+
+FONT_TITLE_PX = 13
+FONT_SMALL_PX = 11
+PAD = 7.0            # inside a box
+BAR_HEIGHT = 7.0
+MIN_BOX_WIDTH = 112.0
+MAX_BOX_WIDTH = 250.0
+H_GAP = 22.0         # between neighbouring leaf boxes
+V_GAP = 58.0         # between a box's bottom and the next row's top
+RADIUS = 6.0
+MARGIN = 24.0        # around the whole drawing
+
+TEXT_LOD = 0.4       # below this zoom, text is too small to read: boxes only
+SHAPE_LOD = 0.12     # below this, plain rectangles without bars or rounding
+
+
+def class_colour(index: int) -> QColor:
+    """The fixed colour of class number `index`."""
+    return QColor(PALETTE[index % len(PALETTE)])
+
+
+def leaf_fill(index: int) -> QColor:
+    """Light tint of a class colour, dark text stays readable on it."""
+    c = class_colour(index)
+    mix = 0.30
+    return QColor(round(255 + (c.red() - 255) * mix), round(255 + (c.green() - 255) * mix),
+                  round(255 + (c.blue() - 255) * mix))
+
+
+def _font(px: int, bold: bool = False) -> QFont:
+    font = QFont()
+    font.setPixelSize(px)
+    font.setBold(bold)
+    return font
+
+
+def _level_of_detail(painter: QPainter) -> float:
+    return QStyleOptionGraphicsItem.levelOfDetailFromTransform(painter.worldTransform())
+
+
+@dataclass(frozen=True)
+class _Style:
+    title_font: QFont
+    leaf_font: QFont
+    small_font: QFont
+    box_width: float
+    box_height: float
+    title_height: float
+    small_height: float
+
+
+class NodeItem(QGraphicsItem):
+    """One tree node: its box, its two lines of text and its class-distribution bar."""
+
+    def __init__(self, node: int, title: str, subtitle: str, fractions: list[float],
+                 leaf_class: int | None, style: _Style, tooltip: str):
+        super().__init__()
+        self.node = node
+        self.title = title          # shown text (possibly elided)
+        self.subtitle = subtitle
+        self.fractions = fractions  # share of each class, sums to 1 (or empty)
+        self.leaf_class = leaf_class
+        self._style = style
+        self._rect = QRectF(-style.box_width / 2, 0, style.box_width, style.box_height)
+        self.setToolTip(tooltip)
+        self.setZValue(1)
+        if leaf_class is None:
+            self._fill, self._pen = INTERNAL_FILL, QPen(INTERNAL_BORDER, 1.2)
+        else:
+            self._fill = leaf_fill(leaf_class)
+            self._pen = QPen(class_colour(leaf_class).darker(115), 2.0)
+            if not fractions:
+                self._pen.setStyle(Qt.DashLine)  # no training row reaches this leaf
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.leaf_class is not None
+
+    def texts(self) -> list[str]:
+        return [self.title, self.subtitle]
+
+    def boundingRect(self) -> QRectF:
+        return self._rect.adjusted(-2, -2, 2, 2)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        lod = _level_of_detail(painter)
+        detailed = lod >= TEXT_LOD or self.scene().always_detailed
+        painter.setPen(self._pen)
+        painter.setBrush(self._fill)
+        rect = self._rect
+        if lod < SHAPE_LOD and not detailed:
+            painter.drawRect(rect)
+            return
+        painter.drawRoundedRect(rect, RADIUS, RADIUS)
+        self._paint_bar(painter)
+        if not detailed:
+            return
+        s = self._style
+        inner = rect.adjusted(PAD, PAD, -PAD, 0)
+        painter.setPen(TEXT)
+        painter.setFont(s.leaf_font if self.is_leaf else s.title_font)
+        painter.drawText(QRectF(inner.left(), inner.top(), inner.width(), s.title_height),
+                         Qt.AlignCenter, self.title)
+        painter.setPen(MUTED_TEXT)
+        painter.setFont(s.small_font)
+        painter.drawText(QRectF(inner.left(), inner.top() + s.title_height + 1,
+                                inner.width(), s.small_height), Qt.AlignCenter, self.subtitle)
+
+    def _paint_bar(self, painter: QPainter) -> None:
+        rect = self._rect
+        bar = QRectF(rect.left() + PAD, rect.bottom() - PAD - BAR_HEIGHT,
+                     rect.width() - 2 * PAD, BAR_HEIGHT)
+        painter.setPen(Qt.NoPen)
+        if not self.fractions:
+            painter.setBrush(EMPTY_BAR)
+            painter.drawRect(bar)
+            return
+        x = bar.left()
+        for k, share in enumerate(self.fractions):
+            if share <= 0:
+                continue
+            width = share * bar.width()
+            painter.setBrush(class_colour(k))
+            painter.drawRect(QRectF(x, bar.top(), width, bar.height()))
+            x += width
+
+
+class EdgeItem(QGraphicsItem):
+    """Elbow connector from a parent's bottom to a child's top, labelled yes / no."""
+
+    def __init__(self, parent_node: int, child_node: int, start: QPointF, end: QPointF,
+                 label: str, condition: str, font: QFont):
+        super().__init__()
+        self.parent_node = parent_node
+        self.child_node = child_node
+        self.label = label            # "yes" or "no"
+        self.condition = condition    # the branch condition in full
+        self._font = font
+        mid_y = start.y() + (end.y() - start.y()) * 0.3
+        path = QPainterPath(start)
+        path.lineTo(start.x(), mid_y)
+        path.lineTo(end.x(), mid_y)
+        path.lineTo(end)
+        self._path = path
+        metrics = QFontMetricsF(font)
+        w = metrics.horizontalAdvance(label) + 10
+        h = metrics.height() + 2
+        label_y = mid_y + (end.y() - mid_y) / 2
+        self._label_rect = QRectF(end.x() - w / 2, label_y - h / 2, w, h)
+        self._bounds = path.boundingRect().united(self._label_rect).adjusted(-2, -2, 2, 2)
+        self._pen = QPen(EDGE, 1.4)
+        self._pen.setCosmetic(False)
+        self.setToolTip(condition)
+        self.setZValue(0)
+
+    def texts(self) -> list[str]:
+        return [self.label]
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def shape(self) -> QPainterPath:
+        shape = QPainterPath()
+        shape.addRect(self._label_rect)
+        return shape
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        painter.setPen(self._pen)
+        painter.setBrush(Qt.NoBrush)
+        painter.drawPath(self._path)
+        if _level_of_detail(painter) < TEXT_LOD and not self.scene().always_detailed:
+            return
+        painter.setPen(QPen(EDGE, 1.0))
+        painter.setBrush(Qt.white)
+        r = self._label_rect.height() / 2
+        painter.drawRoundedRect(self._label_rect, r, r)
+        painter.setPen(TEXT)
+        painter.setFont(self._font)
+        painter.drawText(self._label_rect, Qt.AlignCenter, self.label)
+
+
+class LegendItem(QGraphicsItem):
+    """Colour key: one swatch per class, laid out in a single row."""
+
+    MAX_SHOWN = 24
+
+    def __init__(self, class_names: list[str], font: QFont):
+        super().__init__()
+        self._font = font
+        metrics = QFontMetricsF(font)
+        self._entries: list[tuple[QRectF, QRectF, QColor, str]] = []
+        x, h = 0.0, metrics.height()
+        names = list(class_names)
+        shown = names[:self.MAX_SHOWN]
+        header = "Classes:"
+        self._header = QRectF(0, 0, metrics.horizontalAdvance(header) + 4, h)
+        self._header_text = header
+        x = self._header.width() + 8
+        for k, name in enumerate(shown):
+            text = metrics.elidedText(str(name), Qt.ElideRight, 160)
+            swatch = QRectF(x, (h - 11) / 2, 11, 11)
+            label = QRectF(x + 15, 0, metrics.horizontalAdvance(text) + 2, h)
+            self._entries.append((swatch, label, class_colour(k), text))
+            x = label.right() + 14
+        self._more = ""
+        if len(names) > len(shown):
+            self._more = f"+ {len(names) - len(shown)} more"
+            self._more_rect = QRectF(x, 0, metrics.horizontalAdvance(self._more) + 4, h)
+            x = self._more_rect.right()
+        self._rect = QRectF(0, 0, x, h)
+
+    def texts(self) -> list[str]:
+        return [self._header_text] + [e[3] for e in self._entries] + (
+            [self._more] if self._more else [])
+
+    def boundingRect(self) -> QRectF:
+        return self._rect.adjusted(-1, -1, 1, 1)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        painter.setFont(self._font)
+        painter.setPen(MUTED_TEXT)
+        painter.drawText(self._header, Qt.AlignVCenter | Qt.AlignLeft, self._header_text)
+        for swatch, label, colour, text in self._entries:
+            painter.setPen(Qt.NoPen)
+            painter.setBrush(colour)
+            painter.drawRoundedRect(swatch, 2, 2)
+            painter.setPen(TEXT)
+            painter.drawText(label, Qt.AlignVCenter | Qt.AlignLeft, text)
+        if self._more:
+            painter.setPen(MUTED_TEXT)
+            painter.drawText(self._more_rect, Qt.AlignVCenter | Qt.AlignLeft, self._more)
+
+
+def tree_layout(tree: Tree) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """Reachable nodes in pre-order, with each node's slot (x in leaf widths) and depth.
+
+    Leaves take consecutive slots from left to right; a parent sits midway between
+    its two children.
+    """
+    n = tree.n_nodes
+    slot = np.zeros(n, dtype=np.float64)
+    depth = np.zeros(n, dtype=np.int64)
+    order: list[int] = []
+    stack = [0]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        if not tree.is_leaf(node):
+            for child in (tree.right[node], tree.left[node]):  # left is popped first
+                depth[child] = depth[node] + 1
+                stack.append(int(child))
+    next_slot = 0
+    for node in order:
+        if tree.is_leaf(node):
+            slot[node] = next_slot
+            next_slot += 1
+    for node in reversed(order):
+        if not tree.is_leaf(node):
+            slot[node] = (slot[tree.left[node]] + slot[tree.right[node]]) / 2
+    return order, slot, depth
+
+
+def _count_text(total: float) -> str:
+    return f"{format_number(total)} row{'' if total == 1 else 's'}"
+
+
+class TreeScene(QGraphicsScene):
+    """The drawing of one tree; `node_items[i]` is node i's box (None if unreachable)."""
+
+    def __init__(self, tree: Tree, parent=None):
+        super().__init__(parent)
+        self.tree = tree
+        self.always_detailed = False
+        self.setBackgroundBrush(Qt.white)
+        self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
+        self.node_items: list[NodeItem | None] = [None] * tree.n_nodes
+        self.edge_items: list[EdgeItem] = []
+        self._build()
+
+    # ------------------------------------------------------------------ content
+    def texts(self) -> list[str]:
+        """Every text the drawing shows (for search, tests and accessibility)."""
+        out: list[str] = []
+        for item in self.items(Qt.AscendingOrder):
+            if hasattr(item, "texts"):
+                out.extend(item.texts())
+        return out
+
+    # ------------------------------------------------------------------- build
+    def _build(self) -> None:
+        tree = self.tree
+        names = [str(c) for c in tree.class_names]
+        order, slot, depth = tree_layout(tree)
+        totals = tree.value.sum(axis=1)
+
+        titles, subtitles = {}, {}
+        for node in order:
+            total = float(totals[node])
+            if tree.is_leaf(node):
+                titles[node] = names[tree.label[node]]
+                right = float(tree.value[node, tree.label[node]])
+                subtitles[node] = (f"{format_number(right)} of {_count_text(total)}"
+                                   if total > 0 else "no rows")
+            else:
+                titles[node] = tree.condition(node, True)
+                subtitles[node] = _count_text(total)
+
+        title_font, leaf_font = _font(FONT_TITLE_PX), _font(FONT_TITLE_PX, bold=True)
+        small_font = _font(FONT_SMALL_PX)
+        tm, lm, sm = (QFontMetricsF(f) for f in (title_font, leaf_font, small_font))
+        widest = max([tm.horizontalAdvance(titles[n]) for n in order if not tree.is_leaf(n)]
+                     + [lm.horizontalAdvance(titles[n]) for n in order if tree.is_leaf(n)]
+                     + [sm.horizontalAdvance(t) for t in subtitles.values()])
+        box_width = min(max(widest + 2 * PAD + 6, MIN_BOX_WIDTH), MAX_BOX_WIDTH)
+        title_height, small_height = tm.height() + 2, sm.height()
+        box_height = PAD + title_height + 1 + small_height + 5 + BAR_HEIGHT + PAD
+        style = _Style(title_font, leaf_font, small_font, box_width, box_height,
+                       title_height, small_height)
+        text_width = box_width - 2 * PAD
+
+        slot_width = box_width + H_GAP
+        row_height = box_height + V_GAP
+        positions: dict[int, QPointF] = {}
+        for node in order:
+            pos = QPointF(slot[node] * slot_width, depth[node] * row_height)
+            positions[node] = pos
+            total = float(totals[node])
+            fractions = ([float(v) / total for v in tree.value[node]] if total > 0 else [])
+            leaf = tree.is_leaf(node)
+            metrics = lm if leaf else tm
+            title = metrics.elidedText(titles[node], Qt.ElideMiddle, text_width)
+            subtitle = sm.elidedText(subtitles[node], Qt.ElideRight, text_width)
+            item = NodeItem(node, title, subtitle, fractions,
+                            int(tree.label[node]) if leaf else None, style,
+                            self._tooltip(node, names, titles[node]))
+            item.setPos(pos)
+            self.addItem(item)
+            self.node_items[node] = item
+
+        for node in order:
+            if tree.is_leaf(node):
+                continue
+            left_text, right_text = tree.branch_conditions(node)
+            test = titles[node]
+            start = positions[node] + QPointF(0, box_height)
+            for child, condition in ((tree.left[node], left_text),
+                                     (tree.right[node], right_text)):
+                child = int(child)
+                label = "yes" if condition == test else "no"
+                edge = EdgeItem(node, child, start, positions[child], label, condition,
+                                small_font)
+                self.addItem(edge)
+                self.edge_items.append(edge)
+
+        legend = LegendItem(names, small_font)
+        legend.setPos(-box_width / 2, -legend.boundingRect().height() - 18)
+        self.addItem(legend)
+        self.legend = legend
+        self.setSceneRect(self.itemsBoundingRect().adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN))
+
+    def _tooltip(self, node: int, names: list[str], title: str) -> str:
+        tree = self.tree
+        counts = ", ".join(f"{names[k]}: {format_number(float(v))}"
+                           for k, v in enumerate(tree.value[node]))
+        if tree.is_leaf(node):
+            head = f"Leaf predicting {names[tree.label[node]]}"
+        else:
+            head = f"Split: {title}"
+        return f"{head}\nRows per class: {counts}"

@@ -1,0 +1,50 @@
+"""The engine never imports Qt or the GUI (so the CLI and sweeps run without a display)."""
+
+import ast
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import engine
+
+from conftest import ROOT
+
+FORBIDDEN = ("PySide6", "pyqtgraph", "shiboken6", "gui")
+
+
+def engine_modules() -> list[str]:
+    return [m.name for m in pkgutil.walk_packages(engine.__path__, "engine.")]
+
+
+def test_no_engine_source_imports_qt_or_gui():
+    offenders = []
+    for path in (ROOT / "engine").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            offenders += [f"{path.relative_to(ROOT)}: {n}" for n in names
+                          if n.split(".")[0] in FORBIDDEN]
+    assert not offenders, offenders
+
+
+def test_importing_every_engine_module_loads_no_qt():
+    modules = engine_modules()
+    assert "engine.cli" in modules and "engine.solvers.greedy" in modules
+    code = ("import sys\n" + "".join(f"import {m}\n" for m in modules) +
+            f"bad = [m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r}]\n"
+            "print(','.join(bad))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_import_linter_contract_holds():
+    lint_imports = Path(sys.executable).parent / "lint-imports"
+    out = subprocess.run([str(lint_imports), "--no-cache"], capture_output=True,
+                         text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "1 kept, 0 broken" in out.stdout
