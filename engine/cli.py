@@ -86,12 +86,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_table_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--delimiter", help="field separator (default: detected)")
+    parser.add_argument("--delimiter", help="field separator: , ; tab space "
+                        "(default: detected)")
     header = parser.add_mutually_exclusive_group()
     header.add_argument("--header", dest="header", action="store_true", default=None,
                         help="the first row holds column names")
     header.add_argument("--no-header", dest="header", action="store_false",
                         help="the first row is data")
+
+
+_DELIMITER_NAMES = {"\\t": "\t", "tab": "\t", "comma": ",", "semicolon": ";",
+                    "space": " ", "whitespace": " "}
+
+
+def _delimiter(text: str | None) -> str | None:
+    """The user's --delimiter, with shell-friendly names (`tab`, `\\t`, ...)."""
+    return None if text is None else _DELIMITER_NAMES.get(text.lower(), text)
 
 
 def _params(pairs: list[str]) -> dict[str, str]:
@@ -113,7 +123,7 @@ def fit(args, render_image: Callable | None) -> dict:
         raise OrchardError("Image export needs Orchard's GUI package, which is not available.")
     if args.image and Path(args.image).suffix.lower() not in (".png", ".svg", ".pdf"):
         raise OrchardError("The image file must end in .png, .svg or .pdf.")
-    raw = read_table(args.data, delimiter=args.delimiter, header=args.header)
+    raw = read_table(args.data, delimiter=_delimiter(args.delimiter), header=args.header)
     options = PrepOptions(
         target=args.target, ignore=tuple(args.ignore),
         kinds={name: ColumnKind.CATEGORICAL for name in args.categorical},
@@ -177,7 +187,7 @@ def fit(args, render_image: Callable | None) -> dict:
 
 def predict(args) -> dict:
     tree = Tree.load(args.model)
-    raw = read_table(args.data, delimiter=args.delimiter, header=args.header)
+    raw = read_table(args.data, delimiter=_delimiter(args.delimiter), header=args.header)
     frame = raw.frame
     predicted = tree.predict_frame(frame)
     names = [tree.class_names[i] for i in predicted]

@@ -28,8 +28,10 @@ import pandas as pd
 
 from engine.errors import DataError, ParameterError
 
+# A cell equal to one of these, once stripped, is missing.
 MISSING_MARKERS = frozenset(
-    {"", "?", "NA", "N/A", "n/a", "na", "NaN", "nan", "null", "NULL", "None", "none", "-"}
+    {"", "?", "-", "NA", "N/A", "n/a", "na", "NaN", "nan"}
+    | {"null", "NULL", "None", "none"}
 )
 
 # Tab and ";" come first because a file using them may also contain commas (decimal
@@ -44,11 +46,17 @@ _MAX_CONTROL_SHARE = 0.05
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _QUOTED_OR_BARE = re.compile(r'"((?:[^"]|"")*)"|(\S+)')
 _DECIMAL_COMMA = re.compile(r"[+-]?[0-9]+,[0-9]+")
-# A whole column of integers and decimal-comma numbers, one per line; the possessive
+# A whole column, one cell per line, of integers, decimal-comma numbers and missing
+# markers (longest first, so "nan" is not read as "na" + "n"). The possessive
 # quantifiers (++, ?+, *+) never backtrack, which makes long columns ten times faster.
-_DECIMAL_COMMA_COLUMN = re.compile(
-    r"[+-]?+[0-9]++(?:,[0-9]++)?+(?:\n[+-]?+[0-9]++(?:,[0-9]++)?+)*+"
+_NUMBER_OR_MISSING = r"(?:[+-]?+[0-9]++(?:,[0-9]++)?+|{})?+".format(
+    "|".join(
+        re.escape(marker)
+        for marker in sorted(MISSING_MARKERS, key=lambda marker: (-len(marker), marker))
+        if marker
+    )
 )
+_DECIMAL_COMMA_COLUMN = re.compile(rf"{_NUMBER_OR_MISSING}(?:\n{_NUMBER_OR_MISSING})*+")
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,8 @@ def read_table(
     except FileNotFoundError:
         raise DataError(f"{subject} does not exist.") from None
     except OSError as error:
-        raise DataError(f"{subject} cannot be read ({error.strerror or error}).") from None
+        reason = error.strerror or error
+        raise DataError(f"{subject} cannot be read ({reason}).") from None
     text, encoding = _decode(data)
     return _parse(text, delimiter, header, encoding, subject)
 
@@ -114,7 +123,7 @@ def _decode(data: bytes) -> tuple[str, str]:
 def _parse(
     text: str, delimiter: str | None, header: bool | None, encoding: str, subject: str
 ) -> RawTable:
-    """Split, check and label the table; `subject` names the source in error messages."""
+    """Split, check and label the table; `subject` names the source in messages."""
     _check_is_text(text, subject)
     lines = io.StringIO(text, newline=None).readlines()  # \r\n and \r become \n
     if delimiter is None:
@@ -131,9 +140,11 @@ def _parse(
         rows = [[cell.strip() for cell in row] for row in rows]
     frame = pd.DataFrame(rows, dtype=object)
 
-    decimal_comma = delimiter in ";\t" and "," in text
-    if decimal_comma:
-        decimal_comma = _convert_decimal_commas(frame, skip_first_row=header is not False)
+    decimal_comma = (
+        delimiter in (";", "\t")
+        and "," in text
+        and _convert_decimal_commas(frame, skip_first_row=header is not False)
+    )
     has_header = _looks_like_header(frame) if header is None else header
 
     if has_header:
@@ -149,7 +160,7 @@ def _parse(
 
 
 def _check_is_text(text: str, subject: str) -> None:
-    """Reject binary files and empty ones before they produce confusing column errors."""
+    """Reject binary and empty files before they cause confusing column errors."""
     sample = text[:_TEXT_SAMPLE_CHARS]
     controls = len(_CONTROL_CHARS.findall(sample))
     if "\x00" in sample or controls > _MAX_CONTROL_SHARE * len(sample):
@@ -190,7 +201,7 @@ def _split_rows(
 
 
 def _split_on_whitespace(line: str) -> list[str]:
-    """Split on runs of blanks, keeping "quoted text" (with "" for a quote) as one cell."""
+    """Split on runs of blanks, keeping "quoted text" ("" for a quote) as one cell."""
     return [
         bare if quoted is None else quoted.replace('""', '"')
         for quoted, bare in (match.groups() for match in _QUOTED_OR_BARE.finditer(line))
@@ -226,14 +237,14 @@ def _check_rectangular(
     widths = Counter(len(cells) for _, cells in numbered_rows)
     width = widths.most_common(1)[0][0]
     if width == 1:
-        raise DataError(
-            f"{subject} has only one column when split on {_DELIMITER_NAMES[delimiter]}."
-        )
-    if len(widths) > 1:
-        line, cells = next((line, cells) for line, cells in numbered_rows if len(cells) != width)
-        raise DataError(
-            f"{subject} has {len(cells)} fields on line {line} where most lines have {width}."
-        )
+        name = _DELIMITER_NAMES[delimiter]
+        raise DataError(f"{subject} has only one column when split on {name}.")
+    for line, cells in numbered_rows:
+        if len(cells) != width:
+            fields = "1 field" if len(cells) == 1 else f"{len(cells)} fields"
+            raise DataError(
+                f"{subject} has {fields} on line {line} where most lines have {width}."
+            )
     return [cells for _, cells in numbered_rows]
 
 
@@ -247,14 +258,20 @@ def _convert_decimal_commas(frame: pd.DataFrame, *, skip_first_row: bool) -> boo
     converted = False
     for column in frame.columns:
         cells = frame[column].tolist()
-        # Matching the joined column once is far faster than matching cell by cell.
-        values = "\n".join(cell for cell in cells[start:] if cell not in MISSING_MARKERS)
-        if "," in values and _DECIMAL_COMMA_COLUMN.fullmatch(values):
+        body = cells[start:]
+        # One regex over the joined column is far faster than one match per cell; the
+        # line count rules out a quoted cell that itself spans lines.
+        values = "\n".join(body)
+        if (
+            "," in values
+            and values.count("\n") == len(body) - 1
+            and _DECIMAL_COMMA_COLUMN.fullmatch(values)
+        ):
             head = [
                 cell.replace(",", ".") if _DECIMAL_COMMA.fullmatch(cell) else cell
                 for cell in cells[:start]
             ]
-            body = [cell.replace(",", ".") for cell in cells[start:]]  # markers have no ","
+            body = values.replace(",", ".").split("\n")
             frame[column] = pd.Series(head + body, index=frame.index, dtype=object)
             converted = True
     return converted
@@ -294,7 +311,7 @@ def _is_number(cell: str) -> bool:
 
 
 def _unique_names(names: list[str]) -> list[str]:
-    """Name blank header cells by position and number repeats ("x", "x.2"), as pandas does."""
+    """Name blank header cells by position and number repeats ("x", "x.2") as pandas."""
     unique: dict[str, None] = {}  # an ordered set
     for position, name in enumerate(names, start=1):
         base = name or f"col{position}"

@@ -1,0 +1,420 @@
+"""Tests for reading delimited text files as analysts really write them."""
+
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.data.csv_reader import MISSING_MARKERS, RawTable, parse_text, read_table
+from engine.errors import DataError, ParameterError
+
+DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+SHARED_FILES = (
+    sorted(
+        path
+        for folder in ("cp4im", "contree", "inferdt", "odd")
+        for path in (DATASETS / folder).glob("*")
+        if path.is_file()
+    )
+    if DATASETS.is_dir()
+    else []
+)
+
+
+def write(tmp_path: Path, content: str | bytes, name: str = "data.csv") -> Path:
+    path = tmp_path / name
+    if isinstance(content, str):
+        content = content.encode("utf-8")
+    path.write_bytes(content)
+    return path
+
+
+def cells(table: RawTable) -> list[list[str | None]]:
+    return table.frame.to_numpy().tolist()
+
+
+def assert_untyped(table: RawTable) -> None:
+    assert all(dtype == object for dtype in table.frame.dtypes)
+    values = [cell for row in cells(table) for cell in row]
+    assert all(cell is None or isinstance(cell, str) for cell in values)
+
+
+def assert_one_sentence(error: pytest.ExceptionInfo, *fragments: str) -> None:
+    message = str(error.value)
+    assert message.endswith(".")
+    assert "\n" not in message
+    for fragment in fragments:
+        assert fragment in message
+
+
+# Delimiters
+
+
+def test_comma_file_with_header(tmp_path):
+    table = read_table(write(tmp_path, "a,b,y\n1,2.5,0\n3,4,1\n"))
+    assert table.delimiter == ","
+    assert table.has_header
+    assert table.encoding == "utf-8"
+    assert not table.decimal_comma
+    assert list(table.frame.columns) == ["a", "b", "y"]
+    assert cells(table) == [["1", "2.5", "0"], ["3", "4", "1"]]
+    assert list(table.frame.index) == [0, 1]
+    assert_untyped(table)
+
+
+def test_read_table_accepts_a_string_path(tmp_path):
+    table = read_table(str(write(tmp_path, "a,b\n1,2\n")))
+    assert cells(table) == [["1", "2"]]
+
+
+def test_semicolon_file(tmp_path):
+    table = read_table(write(tmp_path, "a;b;c\n1;2;x\n3;4;y\n"))
+    assert table.delimiter == ";"
+    assert cells(table) == [["1", "2", "x"], ["3", "4", "y"]]
+    assert not table.decimal_comma
+
+
+def test_tab_file_keeps_empty_cells_and_spaces_inside_names(tmp_path):
+    text = "first name\tage\tcity\nAnn Lee\t\tParis\nBo\t3\tRome\n"
+    table = read_table(write(tmp_path, text))
+    assert table.delimiter == "\t"
+    assert list(table.frame.columns) == ["first name", "age", "city"]
+    assert cells(table) == [["Ann Lee", None, "Paris"], ["Bo", "3", "Rome"]]
+
+
+def test_whitespace_file_with_trailing_spaces_like_cp4im(tmp_path):
+    table = read_table(write(tmp_path, "1 0 1 0 1 \n0 1 1 0 0 \n1 1 0 0 1 \n", "d.txt"))
+    assert table.delimiter == " "
+    assert not table.has_header
+    assert list(table.frame.columns) == ["col1", "col2", "col3", "col4", "col5"]
+    assert cells(table)[0] == ["1", "0", "1", "0", "1"]
+    assert_untyped(table)
+
+
+def test_whitespace_means_any_run_of_blanks_and_keeps_quoted_text():
+    table = parse_text('  x   y\t "z w"\n 1\t\t2   "New York"\n3 4 "say ""hi"""\n')
+    assert table.delimiter == " "
+    assert list(table.frame.columns) == ["x", "y", "z w"]
+    assert cells(table) == [["1", "2", "New York"], ["3", "4", 'say "hi"']]
+
+
+def test_comma_wins_over_whitespace_when_names_contain_spaces():
+    table = parse_text("full name,score\nAnn Lee,3\nBo Ek,4\n")
+    assert table.delimiter == ","
+    assert cells(table) == [["Ann Lee", "3"], ["Bo Ek", "4"]]
+
+
+def test_forced_delimiter_overrides_detection():
+    table = parse_text("a;b,c\n1;2,3\n4;5,6\n", delimiter=",")
+    assert table.delimiter == ","
+    assert list(table.frame.columns) == ["a;b", "c"]
+    assert cells(table) == [["1;2", "3"], ["4;5", "6"]]
+
+
+def test_unknown_delimiter_is_a_parameter_error():
+    with pytest.raises(ParameterError) as error:
+        parse_text("a|b\n1|2\n", delimiter="|")
+    assert_one_sentence(error, "'|'")
+
+
+# Header
+
+
+def test_header_labelling_a_numeric_column_is_detected():
+    table = parse_text("0,1,2,y\n1.5,2,3,0\n")
+    assert table.has_header
+    assert list(table.frame.columns) == ["0", "1", "2", "y"]
+    assert cells(table) == [["1.5", "2", "3", "0"]]
+
+
+def test_header_of_words_not_repeated_below_is_detected():
+    table = parse_text("colour,size\nred,small\nblue,large\nred,large\n")
+    assert table.has_header
+    assert list(table.frame.columns) == ["colour", "size"]
+    assert len(table.frame) == 3
+
+
+def test_first_row_of_words_repeated_below_is_data():
+    table = parse_text("red,small\nblue,large\nred,large\n")
+    assert not table.has_header
+    assert list(table.frame.columns) == ["col1", "col2"]
+    assert len(table.frame) == 3
+
+
+def test_numeric_first_row_is_data():
+    table = parse_text("1,2,3\n4,5,6\n")
+    assert not table.has_header
+    assert cells(table) == [["1", "2", "3"], ["4", "5", "6"]]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a,a,y\n1,2,0\n3,4,1\n",  # repeated names
+        "a,,y\n1,2,0\n3,4,1\n",  # a blank name
+        "a,NA,y\n1,2,0\n3,4,1\n",  # a missing marker
+    ],
+)
+def test_first_row_with_repeated_or_missing_cells_is_data(text):
+    assert not parse_text(text).has_header
+
+
+def test_nan_is_missing_and_inf_is_not_a_number_for_the_header():
+    table = parse_text("a,y\nnan,0\n1.5,1\n")
+    assert table.has_header  # "a" labels a column of numbers once "nan" is missing
+    assert cells(table) == [[None, "0"], ["1.5", "1"]]
+    assert parse_text("a,b\n1,b\n2,c\n").has_header
+    assert not parse_text("a,b\ninf,b\n2,c\n").has_header
+
+
+def test_header_can_be_forced_off():
+    table = parse_text("a,b,y\n1,2,0\n", header=False)
+    assert not table.has_header
+    assert list(table.frame.columns) == ["col1", "col2", "col3"]
+    assert cells(table) == [["a", "b", "y"], ["1", "2", "0"]]
+
+
+def test_header_can_be_forced_on_and_names_are_made_unique_and_stripped():
+    table = parse_text(" x , x ,,y,x.2\n1,2,3,4,5\n", header=True)
+    assert table.has_header
+    assert list(table.frame.columns) == ["x", "x.2", "col3", "y", "x.2.2"]
+    assert cells(table) == [["1", "2", "3", "4", "5"]]
+
+
+def test_forced_header_keeps_names_that_look_missing():
+    table = parse_text("NA,?\n1,2\n", header=True)
+    assert list(table.frame.columns) == ["NA", "?"]
+
+
+def test_numeric_first_row_forced_as_header():
+    table = parse_text("1,2\n3,4\n", header=True)
+    assert list(table.frame.columns) == ["1", "2"]
+    assert cells(table) == [["3", "4"]]
+
+
+# Encodings and line endings
+
+
+def test_utf8_bom_is_removed(tmp_path):
+    table = read_table(write(tmp_path, b"\xef\xbb\xbfname,y\ncaf\xc3\xa9,1\n"))
+    assert table.encoding == "utf-8-sig"
+    assert list(table.frame.columns) == ["name", "y"]
+    assert cells(table) == [["café", "1"]]
+
+
+def test_plain_utf8(tmp_path):
+    table = read_table(write(tmp_path, "name,y\ncafé,1\n"))
+    assert table.encoding == "utf-8"
+    assert cells(table) == [["café", "1"]]
+
+
+def test_latin1_fallback(tmp_path):
+    table = read_table(write(tmp_path, b"name,cl\xe9\nx,1\nBogot\xe1,2\n"))
+    assert table.encoding == "latin-1"
+    assert list(table.frame.columns) == ["name", "clé"]
+    assert cells(table) == [["x", "1"], ["Bogotá", "2"]]
+
+
+def test_parse_text_records_the_given_encoding():
+    assert parse_text("a,b\n1,2\n", encoding="latin-1").encoding == "latin-1"
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r", "\n"])
+def test_line_endings(tmp_path, newline):
+    text = newline.join(["a,b", "1,2", "3,4"]) + newline
+    table = read_table(write(tmp_path, text))
+    assert cells(table) == [["1", "2"], ["3", "4"]]
+
+
+def test_blank_lines_are_skipped():
+    table = parse_text("\n\na,b\n\n1,2\n   \n3,4\n\n\t\n")
+    assert list(table.frame.columns) == ["a", "b"]
+    assert cells(table) == [["1", "2"], ["3", "4"]]
+
+
+# Cells
+
+
+def test_quoted_fields_may_hold_the_delimiter_and_quotes():
+    text = '"name","score"\n"Smith, John",3\n"O""Brien, Pat" , 4\n  "Lee, Ann",  5\n'
+    table = parse_text(text)
+    assert table.delimiter == ","
+    assert list(table.frame.columns) == ["name", "score"]
+    assert cells(table) == [
+        ["Smith, John", "3"],
+        ['O"Brien, Pat', "4"],
+        ["Lee, Ann", "5"],
+    ]
+
+
+def test_quoted_field_may_span_lines():
+    table = parse_text('a,b\n"two\nlines",1\n3,4\n')
+    assert cells(table) == [["two\nlines", "1"], ["3", "4"]]
+
+
+def test_cells_are_stripped():
+    table = parse_text("a , b\n 1 ,\t2 \n")
+    assert list(table.frame.columns) == ["a", "b"]
+    assert cells(table) == [["1", "2"]]
+
+
+def test_missing_markers_become_none():
+    markers = sorted(MISSING_MARKERS)
+    rows = [f"{number}, {marker} \n" for number, marker in enumerate(markers)]
+    text = "id,value\n" + "".join(rows)
+    text += '99,""\n100,0\n101,nana\n102,-1\n'
+    table = parse_text(text)
+    values = table.frame["value"].tolist()
+    assert values == [None] * (len(markers) + 1) + ["0", "nana", "-1"]
+    assert_untyped(table)
+
+
+# Decimal comma
+
+
+def test_decimal_comma_with_semicolons():
+    table = parse_text("a;b;c;d\n1,5;x;2;1,0\n2;y, z;3,25;abc\n-0,5;w;NA;2\n")
+    assert table.decimal_comma
+    assert table.has_header
+    assert table.frame["a"].tolist() == ["1.5", "2", "-0.5"]
+    assert table.frame["b"].tolist() == ["x", "y, z", "w"]
+    assert table.frame["c"].tolist() == ["2", "3.25", None]
+    assert table.frame["d"].tolist() == ["1,0", "abc", "2"]  # not a numeric column
+
+
+def test_decimal_comma_with_tabs_and_no_header():
+    table = parse_text("1,5\t2\n2,5\t3\n")
+    assert table.decimal_comma
+    assert not table.has_header  # "1,5" reads as the number 1.5
+    assert cells(table) == [["1.5", "2"], ["2.5", "3"]]
+
+
+def test_no_decimal_comma_in_a_comma_file_or_without_commas():
+    assert not parse_text('a,b\n"1,5",2\n').decimal_comma
+    assert not parse_text("a;b\n1.5;2\n").decimal_comma
+    assert not parse_text("a;b\n1;2\nx, y;3\n").decimal_comma
+
+
+# Errors
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(DataError) as error:
+        read_table(tmp_path / "nope.csv")
+    assert_one_sentence(error, "nope.csv", "does not exist")
+
+
+def test_folder_instead_of_file(tmp_path):
+    with pytest.raises(DataError) as error:
+        read_table(tmp_path)
+    assert_one_sentence(error, str(tmp_path), "folder")
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n", b"  \r\n\t\n"])
+def test_empty_file(tmp_path, content):
+    with pytest.raises(DataError) as error:
+        read_table(write(tmp_path, content, "empty.csv"))
+    assert_one_sentence(error, "empty.csv", "empty")
+
+
+def test_header_only(tmp_path):
+    with pytest.raises(DataError) as error:
+        read_table(write(tmp_path, "a,b,c\n", "head.csv"))
+    assert_one_sentence(error, "head.csv", "no data rows")
+
+
+def test_forced_header_without_data_rows():
+    with pytest.raises(DataError) as error:
+        parse_text("1,2\n\n", header=True)
+    assert_one_sentence(error, "The text", "no data rows")
+
+
+@pytest.mark.parametrize("text", ["x\n1\n2\n", "value\n1.5\n\n-\n2\n"])
+def test_one_column(tmp_path, text):
+    with pytest.raises(DataError) as error:
+        read_table(write(tmp_path, text, "one.csv"))
+    assert_one_sentence(error, "one.csv", "only one column")
+
+
+def test_forced_delimiter_giving_one_column():
+    with pytest.raises(DataError) as error:
+        parse_text("a,b\n1,2\n", delimiter=";")
+    assert_one_sentence(error, "only one column", "semicolons")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        bytes(range(256)) * 10,
+        b"PK\x03\x04\x14\x00\x06\x00" + b"\x00\x01" * 100,  # a zipped workbook
+        b"\x01\x02a,b\x03\n" * 50,  # control characters but no NUL
+    ],
+)
+def test_binary_file(tmp_path, content):
+    with pytest.raises(DataError) as error:
+        read_table(write(tmp_path, content, "blob.xlsx"))
+    assert_one_sentence(error, "blob.xlsx", "does not look like a text table")
+
+
+def test_ragged_row_names_the_file_line(tmp_path):
+    path = write(tmp_path, "a,b\n\n1,2\n3,4,5\n6,7\n", "ragged.csv")
+    with pytest.raises(DataError) as error:
+        read_table(path)
+    assert_one_sentence(error, "ragged.csv", "3 fields", "line 4", "most lines have 2")
+
+
+def test_ragged_line_number_counts_lines_inside_quotes():
+    with pytest.raises(DataError) as error:
+        parse_text('a,b\n"x\ny",1\n2\n3,4\n')
+    assert_one_sentence(error, "1 field on line 4")
+
+
+def test_ragged_whitespace_file():
+    with pytest.raises(DataError) as error:
+        parse_text("1 0 1\n0 1 1\r\n1 0\n0 0 1\n1 1 1\n")
+    assert_one_sentence(error, "2 fields", "line 3")
+
+
+def test_runaway_quote_is_reported():
+    with pytest.raises(DataError) as error:
+        parse_text('a,b\n1,2\n"' + "x" * 200_000 + "\n3,4\n")
+    assert_one_sentence(error, "line 3")
+
+
+# Speed
+
+
+def test_reads_20000_rows_of_30_numeric_columns_quickly(tmp_path):
+    header = ",".join(f"f{column}" for column in range(30))
+    row = ",".join(f"{column}.{column * 7 % 10}" for column in range(30))
+    path = write(tmp_path, header + "\n" + (row + "\n") * 20_000)
+    start = time.perf_counter()
+    table = read_table(path)
+    assert time.perf_counter() - start < 1.0
+    assert table.frame.shape == (20_000, 30)
+
+
+# The shared benchmark datasets
+
+
+NO_SHARED_FILES = pytest.param(None, marks=pytest.mark.skip(reason="no datasets"))
+
+
+@pytest.mark.parametrize(
+    "path",
+    SHARED_FILES or [NO_SHARED_FILES],
+    ids=lambda path: f"{path.parent.name}/{path.name}" if path else "absent",
+)
+def test_shared_dataset(path):
+    table = read_table(path)
+    is_csv = path.suffix == ".csv"
+    non_blank_lines = sum(1 for line in path.read_bytes().splitlines() if line.strip())
+    assert table.frame.shape[1] > 1
+    assert table.has_header == is_csv
+    assert table.delimiter == ("," if is_csv else " ")
+    assert len(table.frame) == non_blank_lines - table.has_header
+    assert "\ufeff" not in str(table.frame.columns[0])
+    assert all(dtype == object for dtype in table.frame.dtypes)
+    if path.parent.name == "inferdt" and path.name == "balance-scale.csv":
+        assert table.encoding == "utf-8-sig"
+        assert table.frame.columns[0] == "Feat0"
