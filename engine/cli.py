@@ -20,7 +20,7 @@ from engine.data.columns import ColumnKind
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions, prepare
 from engine.errors import OrchardError
-from engine.export import write_export
+from engine.export import write_export, write_predictions
 from engine.export.rules import nested_rules
 from engine.metrics import accuracy, confusion_matrix
 from engine.model.tree import Tree
@@ -202,7 +202,7 @@ def predict(args) -> dict:
             y[seen], p[seen], len(tree.class_names)).astype(int).tolist()
         summary["class_names"] = tree.class_names
     if args.out:
-        write_export(names, args.out, "predictions")
+        write_predictions(args.out, names, tree.prep.target)
         summary["outputs"] = {"out": args.out}
     if not args.json:
         if args.out is None:

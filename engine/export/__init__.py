@@ -1,0 +1,58 @@
+"""Exports of a trained tree: rules, Python, SQL, Graphviz DOT and the JSON model.
+
+`write_export` is the one entry point the CLI and the GUI use for a tree, and
+`write_predictions` writes the CSV of `orchard predict --out`.  Both go through
+`write_atomically`, so an export that fails (or is interrupted) never leaves a
+half-written file behind, and an existing file is only replaced by a complete one.
+`WRITERS` lists the tree exports (the GUI builds its export menu from it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engine.errors import ParameterError
+from engine.export.dot import to_dot
+from engine.export.files import write_atomically
+from engine.export.predictions import write_predictions
+from engine.export.python_code import to_python
+from engine.export.rules import flat_rules, nested_rules, rule_list_text
+from engine.export.sql import to_sql
+
+if TYPE_CHECKING:
+    from engine.model.tree import Tree
+
+__all__ = ["WRITERS", "flat_rules", "nested_rules", "rule_list_text", "to_dot",
+           "to_python", "to_sql", "write_atomically", "write_export", "write_predictions"]
+
+
+def _text(render: Callable[[Tree], str]) -> Callable[[Tree, Path], None]:
+    def write(tree: Tree, path: Path) -> None:
+        path.write_text(render(tree), encoding="utf-8")
+    write.__doc__ = render.__doc__
+    return write
+
+
+def _rules(tree: Tree) -> str:
+    """The tree as nested if/else text, then as a list of rules by support."""
+    return nested_rules(tree) + "\n" + rule_list_text(tree)
+
+
+# Export kind -> writer(tree, path); each writes one complete file at `path`.
+WRITERS: dict[str, Callable[[Tree, Path], None]] = {
+    "rules": _text(_rules),
+    "python": _text(to_python),
+    "sql": _text(to_sql),
+    "dot": _text(to_dot),
+    "json": lambda tree, path: tree.save(path),
+}
+
+
+def write_export(tree: Tree, path: str | Path, kind: str) -> None:
+    """Write `tree` to `path` as `kind` (one of WRITERS), atomically."""
+    writer = WRITERS.get(kind)
+    if writer is None:
+        raise ParameterError(f"Unknown export '{kind}': use {', '.join(WRITERS)}.")
+    write_atomically(path, lambda temporary: writer(tree, temporary))

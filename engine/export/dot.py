@@ -1,0 +1,64 @@
+"""The tree as a Graphviz DOT graph, for pictures in reports (`dot -Tsvg tree.dot`).
+
+Every node of the tree becomes one DOT node: internal nodes show their test in the
+user's words and the training weight of each class, leaves the predicted class, and
+each edge the outcome of the test that leads along it.  Labels may hold any text the
+data holds (quotes, backslashes, line breaks), so they are escaped for DOT strings.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engine.data.features import format_number
+from engine.export.walk import leaf_summary, split
+
+if TYPE_CHECKING:
+    from engine.model.tree import Tree
+
+# Fill colours of leaves by predicted class (Graphviz X11 names), reused cyclically.
+PALETTE = ("lightblue", "lightsalmon", "palegreen", "khaki", "plum", "lightgray",
+           "lightpink", "aquamarine", "wheat", "lightcyan")
+
+
+def quote(text: str) -> str:
+    """`text` as a DOT double-quoted string; line breaks become centred `\\n` breaks."""
+    text = text.replace("\\", "\\\\").replace('"', '\\"')
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
+    return f'"{text}"'
+
+
+def _label(lines: list[str]) -> str:
+    return quote("\n".join(lines))
+
+
+def _counts(tree: Tree, node: int) -> str:
+    weights = tree.value[node]
+    parts = [f"{name} {format_number(float(w))}"
+             for name, w in zip(tree.class_names, weights) if w > 0]
+    total = f"n={format_number(float(weights.sum()))}"
+    return f"{total} ({', '.join(parts)})" if parts else total
+
+
+def to_dot(tree: Tree) -> str:
+    """DOT source: `digraph tree { ... }` with one node line per tree node."""
+    lines = ["digraph tree {",
+             '  node [shape=box, style="rounded,filled", fillcolor=white, '
+             'fontname="Helvetica"];',
+             '  edge [fontname="Helvetica", fontsize=10];']
+    edges = []
+    for node in range(tree.n_nodes):
+        if tree.is_leaf(node):
+            colour = PALETTE[int(tree.label[node]) % len(PALETTE)]
+            text = [leaf_summary(tree, node).class_name, _counts(tree, node)]
+            lines.append(f"  {node} [label={_label(text)}, fillcolor={colour}];")
+            continue
+        s = split(tree, node)
+        lines.append(f"  {node} [label={_label([s.test.text(), _counts(tree, node)])}];")
+        for child in (int(tree.left[node]), int(tree.right[node])):
+            outcomes = [holds for holds in (True, False)
+                        if (s.if_true if holds else s.if_false) == child]
+            text = (s.test.text(outcomes[0]) if len(outcomes) == 1
+                    else "always" if outcomes else "never")
+            edges.append(f"  {node} -> {child} [label={quote(text)}];")
+    return "\n".join(lines + edges + ["}"]) + "\n"
