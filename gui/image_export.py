@@ -20,7 +20,7 @@ from engine.errors import OrchardError
 FORMATS = {".png": "PNG image", ".svg": "SVG drawing", ".pdf": "PDF document"}
 
 PNG_SCALE = 2.0
-MAX_PNG_SIDE = 16384           # QImage and most viewers cope up to here
+MAX_PNG_SIDE = 16000           # image viewers (and ImageMagick) often refuse more
 MAX_PNG_PIXELS = 120_000_000   # about 480 MB of ARGB32 at most
 MAX_PDF_POINTS = 14400.0       # 200 inches: the largest page PDF readers accept
 SCREEN_DPI = 96

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import (QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath,
-                           QPen)
+from PySide6.QtGui import (QBrush, QColor, QFont, QFontInfo, QFontMetricsF, QPainter,
+                           QPainterPath, QPen)
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QStyleOptionGraphicsItem
 
 from engine.data.features import format_number
@@ -52,6 +52,8 @@ V_GAP = 58.0         # between a box's bottom and the next row's top
 RADIUS = 6.0
 MARGIN = 24.0        # around the whole drawing
 
+_HAIRLINE = QPen(QColor("#6b7580"), 0)  # cosmetic: always one device pixel
+
 TEXT_LOD = 0.4       # below this zoom, text is too small to read: boxes only
 SHAPE_LOD = 0.12     # below this, plain rectangles without bars or rounding
 
@@ -73,6 +75,9 @@ def _font(px: int, bold: bool = False) -> QFont:
     font = QFont()
     font.setPixelSize(px)
     font.setBold(bold)
+    # Name the family actually used (not the generic "Sans Serif"), so that SVG and
+    # PDF viewers pick the font whose widths the layout was measured with.
+    font.setFamily(QFontInfo(font).family())
     return font
 
 
@@ -108,11 +113,16 @@ class NodeItem(QGraphicsItem):
         self.setZValue(1)
         if leaf_class is None:
             self._fill, self._pen = INTERNAL_FILL, QPen(INTERNAL_BORDER, 1.2)
+            overview = INTERNAL_BORDER
         else:
             self._fill = leaf_fill(leaf_class)
-            self._pen = QPen(class_colour(leaf_class).darker(115), 2.0)
+            self._pen = QPen(class_colour(leaf_class).darker(125), 2.0)
             if not fractions:
                 self._pen.setStyle(Qt.DashLine)  # no training row reaches this leaf
+            overview = class_colour(leaf_class)
+        # Far zoomed out: a solid block at least one pixel wide (cosmetic pen).
+        self._overview_brush = QBrush(overview)
+        self._overview_pen = QPen(overview, 0)
 
     @property
     def is_leaf(self) -> bool:
@@ -131,6 +141,8 @@ class NodeItem(QGraphicsItem):
         painter.setBrush(self._fill)
         rect = self._rect
         if lod < SHAPE_LOD and not detailed:
+            painter.setPen(self._overview_pen)
+            painter.setBrush(self._overview_brush)
             painter.drawRect(rect)
             return
         painter.drawRoundedRect(rect, RADIUS, RADIUS)
@@ -207,10 +219,12 @@ class EdgeItem(QGraphicsItem):
         return shape
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        painter.setPen(self._pen)
+        lod = _level_of_detail(painter)
         painter.setBrush(Qt.NoBrush)
+        # Thinner than a pixel on screen: draw one pixel wide so the shape stays visible.
+        painter.setPen(self._pen if lod * self._pen.widthF() >= 1 else _HAIRLINE)
         painter.drawPath(self._path)
-        if _level_of_detail(painter) < TEXT_LOD and not self.scene().always_detailed:
+        if lod < TEXT_LOD and not self.scene().always_detailed:
             return
         painter.setPen(QPen(EDGE, 1.0))
         painter.setBrush(Qt.white)

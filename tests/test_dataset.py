@@ -203,3 +203,10 @@ def test_numeric_override_on_text_column_is_refused():
 def test_categorical_override_one_hot_encodes_numbers():
     data = prepare(table(), PrepOptions(kinds={"age": ColumnKind.CATEGORICAL}))
     assert sum(f.column == "age" for f in data.features) == 20
+
+
+def test_a_measurement_as_target_is_refused():
+    rows = "\n".join(f"{i % 3} {i * 0.37:.2f}" for i in range(120))
+    with pytest.raises(DataError, match="looks like a measurement"):
+        prepare(parse_text(rows))
+    assert prepare(parse_text(rows), PrepOptions(target="first")).n_classes == 3

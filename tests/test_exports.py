@@ -90,19 +90,12 @@ def trained(path, binarize: str):
 @pytest.mark.parametrize("binarize", ["none", "quantile:4"])
 @pytest.mark.parametrize("path", ROUND_TRIP_FILES,
                          ids=[f"{p.parent.name}/{p.stem}" for p in ROUND_TRIP_FILES])
-def test_python_export_round_trips_on_datasets(path, binarize):
+def test_python_and_sql_exports_round_trip_on_datasets(path, binarize):
     frame, tree = trained(path, binarize)
     assert tree.n_leaves > 1
-    assert python_classes(tree, raw_rows(frame)) == model_classes(tree, frame)
-
-
-@pytest.mark.skipif(not ROUND_TRIP_FILES, reason="the shared datasets folder is absent")
-@pytest.mark.parametrize("binarize", ["none", "quantile:4"])
-@pytest.mark.parametrize("path", ROUND_TRIP_FILES,
-                         ids=[f"{p.parent.name}/{p.stem}" for p in ROUND_TRIP_FILES])
-def test_sql_export_round_trips_on_datasets(path, binarize):
-    frame, tree = trained(path, binarize)
-    assert sql_classes(tree, frame) == model_classes(tree, frame)
+    expected = model_classes(tree, frame)
+    assert python_classes(tree, raw_rows(frame)) == expected
+    assert sql_classes(tree, frame) == expected
 
 
 # ------------------------------------------- awkward names, values, missing cells

@@ -19,6 +19,10 @@ from engine.data.preprocessing import Binarization, Preprocessing
 from engine.errors import DataError
 
 
+# A "class" column with more distinct values than this share of rows is a mistake.
+MAX_CLASSES_PER_ROWS = 0.5
+
+
 @dataclass(frozen=True)
 class PrepOptions:
     """The user's choices; every field has the default a first-time user wants."""
@@ -134,6 +138,10 @@ def prepare(raw: RawTable, options: PrepOptions = PrepOptions()) -> Dataset:
     if len(prep.class_names) < 2:
         raise DataError(f"The target column '{target}' has a single class "
                         f"('{prep.class_names[0]}'); a tree needs at least two.")
+    if len(prep.class_names) > max(MAX_CLASSES_PER_ROWS * len(frame), 50):
+        raise DataError(f"The target column '{target}' has {len(prep.class_names)} "
+                        "different values, which looks like a measurement rather than a "
+                        "class: choose the class column (--target).")
     X = prep.transform(frame)
     if prep.features and all(f.binary for f in prep.features):
         X = X.astype(np.uint8)

@@ -1,0 +1,263 @@
+"""The main window end to end (offscreen), and the background worker it relies on."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import threading  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+pytest.importorskip("pytestqt")
+
+import gui.main_window  # noqa: E402
+from engine.errors import DataError  # noqa: E402
+from engine.model.tree import Tree  # noqa: E402
+from engine.solvers.protocol import Result, Status  # noqa: E402
+from gui.main_window import EXPORT_WRITERS, MainWindow  # noqa: E402
+from gui.tree_scene import NodeItem  # noqa: E402
+from gui.worker import Worker  # noqa: E402
+
+LOAD_TIMEOUT = 20_000
+RUN_TIMEOUT = 60_000  # the first greedy run may compile its numba kernel
+
+
+def write_csv(path, rows=120):
+    lines = ["age,colour,income,buys"]
+    for i in range(rows):
+        age = 18 + (i * 7) % 60
+        colour = ("red", "blue", "green")[i % 3]
+        income = 1000 + (i * 37) % 900
+        buys = "yes" if (age > 40 and colour != "blue") or income > 1750 else "no"
+        lines.append(f"{age},{colour},{income},{buys}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    win = MainWindow(str(write_csv(tmp_path / "people.csv")))
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitUntil(lambda: win.dataset is not None, timeout=LOAD_TIMEOUT)
+    yield win
+    win.close()
+
+
+def start_greedy(win, depth=3):
+    win.set_algorithm("greedy")
+    win.depth_spin.setValue(depth)
+    win.run_button.click()
+
+
+# ---------------------------------------------------------------------- window
+def test_open_and_run_greedy(window, qtbot):
+    assert "120 rows" in window.summary_label.text()
+    assert "2 classes" in window.summary_label.text()
+    assert window.target_combo.currentText() == "buys"
+    assert window.run_button.isEnabled() and not window.stop_button.isEnabled()
+    with qtbot.waitSignal(window.run_ended, timeout=RUN_TIMEOUT) as ended:
+        start_greedy(window)
+    result = ended.args[0]
+    assert result is not None and result.tree is not None
+    status = window.result_label.text()
+    assert "accuracy" in status and "%" in status and "finished" in status
+    scene = window.view.tree_scene()
+    nodes = [item for item in scene.items() if isinstance(item, NodeItem)]
+    assert len(nodes) == result.tree.n_nodes > 1
+    assert window.run_button.isEnabled() and not window.stop_button.isEnabled()
+    assert window.export_image_action.isEnabled()
+
+
+def test_stop_during_a_run_returns_quickly(window, qtbot):
+    with qtbot.waitSignal(window.run_ended, timeout=RUN_TIMEOUT):
+        start_greedy(window, depth=6)
+        assert window.stop_button.isEnabled()
+        started = time.monotonic()
+        window.stop_button.click()
+    assert time.monotonic() - started < 10
+    assert not window.running and window.run_button.isEnabled()
+    assert window.result_label.text()  # whatever status: greedy may finish first
+
+
+def test_closing_during_a_run_does_not_hang(qtbot, tmp_path):
+    win = MainWindow(str(write_csv(tmp_path / "people.csv")))
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitUntil(lambda: win.dataset is not None, timeout=LOAD_TIMEOUT)
+    start_greedy(win, depth=8)
+    worker = win._run_worker
+    assert worker is not None
+    started = time.monotonic()
+    win.close()
+    assert time.monotonic() - started < 30
+    assert worker.wait(0) and not win.running
+
+
+def slow_anytime_train(data, algorithm, params=None, time_limit=None, monitor=None,
+                       on_incumbent=None):
+    """Stands in for an exact solver: improves a leaf every 20 ms until stopped."""
+    counts = np.bincount(data.y, weights=data.w, minlength=data.n_classes)
+    tree = Tree.leaf(counts, data.prep)
+    error = float(counts.sum() - counts.max())
+    monitor.start()
+    while not monitor.should_stop():
+        monitor.publish(tree, error, 0.0)
+        time.sleep(0.02)
+    return Result(tree, error, 0.0, False, monitor.final_status(False), monitor.elapsed(),
+                  list(monitor.incumbents))
+
+
+def test_live_incumbents_and_stop(window, qtbot, monkeypatch):
+    monkeypatch.setattr(gui.main_window, "train", slow_anytime_train)
+    start_greedy(window)
+    # incumbents reach the view while the solver is still running
+    qtbot.waitUntil(lambda: window.view.tree_scene() is not None, timeout=5000)
+    assert window.running and "best so far" in window.result_label.text()
+    with qtbot.waitSignal(window.run_ended, timeout=5000) as ended:
+        started = time.monotonic()
+        window.stop_button.click()
+    assert time.monotonic() - started < 2
+    assert ended.args[0].status == Status.CANCELLED
+    assert "stopped" in window.result_label.text()
+    assert not window.running and window.run_button.isEnabled()
+
+
+def test_time_limit_stops_the_run(window, qtbot, monkeypatch):
+    monkeypatch.setattr(gui.main_window, "train", slow_anytime_train)
+    window.time_spin.setValue(1)
+    with qtbot.waitSignal(window.run_ended, timeout=10_000) as ended:
+        start_greedy(window)
+    assert ended.args[0].status == Status.TIME_LIMIT
+    assert "time limit" in window.result_label.text()
+
+
+def test_closing_during_an_endless_run(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setattr(gui.main_window, "train", slow_anytime_train)
+    win = MainWindow(str(write_csv(tmp_path / "people.csv")))
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitUntil(lambda: win.dataset is not None, timeout=LOAD_TIMEOUT)
+    win.time_spin.setValue(0)  # no limit: only the close can stop it
+    start_greedy(win)
+    worker = win._run_worker
+    qtbot.wait(100)
+    started = time.monotonic()
+    win.close()
+    assert time.monotonic() - started < 5
+    assert worker.wait(0)
+
+
+def test_changing_binarisation_prepares_again(window, qtbot):
+    before = window.dataset.n_features
+    with qtbot.waitSignal(window.data_ready, timeout=LOAD_TIMEOUT):
+        window.binarize_combo.setCurrentIndex(window.binarize_combo.findData("midpoints"))
+    assert window.dataset.n_features > before
+    assert window.dataset.is_binary
+
+
+def test_changing_target(window, qtbot):
+    with qtbot.waitSignal(window.data_ready, timeout=LOAD_TIMEOUT):
+        window.target_combo.setCurrentText("colour")
+    assert window.dataset.prep.target == "colour"
+    assert window.dataset.n_classes == 3
+
+
+def test_missing_file_is_reported(qtbot, tmp_path):
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.load_path(tmp_path / "absent.csv")
+    qtbot.waitUntil(lambda: win.last_error is not None, timeout=LOAD_TIMEOUT)
+    assert "does not exist" in win.last_error
+    assert win.dataset is None and not win.loading
+    assert not win.run_button.isEnabled()
+
+
+def test_exports_from_the_window(window, qtbot, tmp_path):
+    with qtbot.waitSignal(window.run_ended, timeout=RUN_TIMEOUT):
+        start_greedy(window, depth=2)
+    assert window.export_image(tmp_path / "tree.svg")
+    assert "age" in (tmp_path / "tree.svg").read_text() or "income" in (
+        tmp_path / "tree.svg").read_text()
+    assert not window.export_image(tmp_path / "tree.bmp")
+    assert ".png, .svg or .pdf" in window.last_error
+    if "rules" in EXPORT_WRITERS:
+        assert window.export("rules", tmp_path / "rules.txt")
+        assert (tmp_path / "rules.txt").read_text().strip()
+
+
+# ---------------------------------------------------------------------- worker
+def run_worker(qtbot, worker, signal):
+    with qtbot.waitSignal(signal, timeout=10_000) as blocker:
+        worker.start()
+    worker.wait()
+    return blocker.args
+
+
+def test_worker_runs_off_the_gui_thread(qtbot):
+    main = threading.get_ident()
+    worker = Worker(lambda: threading.get_ident())
+    seen = []
+    worker.started.connect(lambda: seen.append("started"))
+    (ident,) = run_worker(qtbot, worker, worker.finished)
+    assert ident != main and seen == ["started"]
+    assert not worker.is_running()
+
+
+def test_worker_reports_partials_in_order(qtbot):
+    got = []
+
+    def job():
+        for i in range(5):
+            worker.report(i)
+        return "done"
+
+    worker = Worker(job)
+    worker.partial.connect(got.append)
+    assert run_worker(qtbot, worker, worker.finished) == ["done"]
+    qtbot.waitUntil(lambda: len(got) == 5)
+    assert got == [0, 1, 2, 3, 4]
+
+
+def test_worker_turns_orchard_errors_into_their_sentence(qtbot):
+    def job():
+        raise DataError("The file is empty.")
+
+    worker = Worker(job)
+    assert run_worker(qtbot, worker, worker.errored) == ["The file is empty."]
+
+
+def test_worker_reports_unexpected_errors(qtbot, capsys):
+    def job():
+        raise KeyError("boom")
+
+    worker = Worker(job)
+    (message,) = run_worker(qtbot, worker, worker.errored)
+    assert message.startswith("Unexpected error:") and "boom" in message
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_worker_cancel_calls_the_hook_and_ends_cancelled(qtbot):
+    stop = threading.Event()
+
+    def job():
+        if not stop.wait(10):
+            return "not stopped"
+        raise RuntimeError("interrupted")
+
+    worker = Worker(job, on_cancel=stop.set)
+    with qtbot.waitSignal(worker.cancelled, timeout=10_000):
+        worker.start()
+        worker.cancel()
+    assert worker.cancel_requested and worker.wait()
+
+
+def test_worker_cancelled_before_start(qtbot):
+    worker = Worker(lambda: 1)
+    worker.cancel()
+    with qtbot.waitSignal(worker.cancelled, timeout=1000):
+        worker.start()
+    with pytest.raises(RuntimeError):
+        worker.start()
