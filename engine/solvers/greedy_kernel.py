@@ -54,11 +54,26 @@ def _gini(counts, total):
 
 
 @njit(cache=True, nogil=True)
-def _best_split(Xt, y, w, rows, total, n_classes, min_leaf_weight):
+def _proxy(left, node_total, w_left, w_right, n_classes, min_leaf_weight):
+    """sum_k L_k^2 / W_L + sum_k R_k^2 / W_R, or -inf when a child is too light."""
+    if w_left < min_leaf_weight or w_right < min_leaf_weight or w_left <= 0.0 \
+            or w_right <= 0.0:
+        return -np.inf
+    proxy = 0.0
+    for k in range(n_classes):
+        r = node_total[k] - left[k]
+        proxy += left[k] * left[k] / w_left + r * r / w_right
+    return proxy
+
+
+@njit(cache=True, nogil=True)
+def _best_split(Xt, binary, y, w, rows, total, n_classes, min_leaf_weight):
     """Best (feature, threshold) for the node holding `rows`; feature -1 if none.
 
     Minimising W_L * gini(L) + W_R * gini(R) = W - (sum_k L_k^2 / W_L + sum_k R_k^2 / W_R)
     is done by maximising the bracketed "proxy", which is exact and cheaper.
+    A 0/1 feature (`binary[j]`) has the single candidate 0.5, found by one counting
+    pass instead of a sort.
     """
     n = rows.shape[0]
     values = np.empty(n)
@@ -72,6 +87,18 @@ def _best_split(Xt, y, w, rows, total, n_classes, min_leaf_weight):
     tolerance = TIE_TOLERANCE * total
     for j in range(Xt.shape[0]):
         xj = Xt[j]
+        if binary[j]:
+            left[:] = 0.0
+            w_left = 0.0
+            for i in rows:
+                if xj[i] == 0.0:
+                    left[y[i]] += w[i]
+                    w_left += w[i]
+            proxy = _proxy(left, right_total, w_left, total - w_left, n_classes,
+                           min_leaf_weight)
+            if proxy > best_proxy + tolerance:
+                best_proxy, best_feature, best_threshold = proxy, j, 0.5
+            continue
         for p in range(n):
             values[p] = xj[rows[p]]
         order = np.argsort(values, kind="mergesort")
@@ -87,16 +114,8 @@ def _best_split(Xt, y, w, rows, total, n_classes, min_leaf_weight):
             b = values[order[p + 1]]
             if a == b:
                 continue
-            w_right = total - w_left
-            if w_left < min_leaf_weight or w_right < min_leaf_weight:
-                continue
-            proxy = 0.0
-            for k in range(n_classes):
-                if w_left > 0.0:
-                    proxy += left[k] * left[k] / w_left
-                if w_right > 0.0:
-                    r = right_total[k] - left[k]
-                    proxy += r * r / w_right
+            proxy = _proxy(left, right_total, w_left, total - w_left, n_classes,
+                           min_leaf_weight)
             if proxy > best_proxy + tolerance:
                 best_proxy = proxy
                 best_feature = j
@@ -124,6 +143,12 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control):
     """
     n = X.shape[0]
     Xt = np.ascontiguousarray(X.T)
+    binary = np.ones(Xt.shape[0], dtype=np.bool_)
+    for j in range(Xt.shape[0]):
+        for i in range(n):
+            if Xt[j, i] != 0.0 and Xt[j, i] != 1.0:
+                binary[j] = False
+                break
     # A split leaves at least one row on each side, so there are at most n leaves.
     capacity = max(2 * n - 1, 1)
     if max_depth < 62:
@@ -169,7 +194,7 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control):
         ):
             continue
         best_feature, best_threshold = _best_split(
-            Xt, y, w, segment, total, n_classes, min_leaf_weight
+            Xt, binary, y, w, segment, total, n_classes, min_leaf_weight
         )
         if best_feature < 0:
             continue
