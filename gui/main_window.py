@@ -551,13 +551,8 @@ class MainWindow(QMainWindow):
         self.export_image(path)
 
     def export_image(self, path: str | Path) -> bool:
-        try:
-            save_tree_image(self.tree, path)
-        except Exception as exc:  # noqa: BLE001 - shown to the user
-            self.show_error(error_message(exc))
-            return False
-        self.set_status(f"Saved the picture of the tree to {path}.")
-        return True
+        return self._save(lambda: save_tree_image(self.tree, path),
+                          f"Saved the picture of the tree to {path}.")
 
     def export_dialog(self, kind: str) -> None:
         if self.tree is None:
@@ -570,12 +565,17 @@ class MainWindow(QMainWindow):
             self.export(kind, path)
 
     def export(self, kind: str, path: str | Path) -> bool:
+        return self._save(lambda: write_export(self.tree, path, kind),
+                          f"Exported the tree to {path}.")
+
+    def _save(self, write, done: str) -> bool:
+        """Run an export; any failure becomes a dialog, success a status message."""
         try:
-            write_export(self.tree, path, kind)
+            write()
         except Exception as exc:  # noqa: BLE001 - shown to the user
             self.show_error(error_message(exc))
             return False
-        self.set_status(f"Exported the tree to {path}.")
+        self.set_status(done)
         return True
 
     def _suggested_name(self, ext: str) -> str:
