@@ -17,6 +17,7 @@ from engine.cli import main as cli_main
 
 CLI_COMMANDS = ("fit", "predict", "-h", "--help")
 SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "samples" / "loans.csv"
+HEADLESS_TIME_LIMIT = "30"  # seconds: the headless demo shows the best tree by then
 
 
 def render_image(tree, path) -> None:
@@ -35,7 +36,8 @@ def run_headless(data: str | None) -> int:
     data = data or str(SAMPLE)
     print(f"No display found, so Orchard trains headless on {data} "
           "(see 'orchard fit --help' for all options).", flush=True)
-    return cli_main(["fit", data], render_image=render_image)
+    return cli_main(["fit", data, "--time-limit", HEADLESS_TIME_LIMIT],
+                    render_image=render_image)
 
 
 def run_gui(data: str | None) -> int:
