@@ -51,42 +51,45 @@ def to_numbers(cells: pd.Series) -> np.ndarray:
     return values
 
 
-def _is_numeric(cells: pd.Series) -> bool:
-    present = cells.dropna()
-    if present.empty:
-        return False
-    return bool(pd.to_numeric(present, errors="coerce").notna().all())
+def _parse_numbers(cells: pd.Series, missing: np.ndarray) -> np.ndarray | None:
+    """Float values of a column (NaN where missing), or None if some cell is text."""
+    values = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=np.float64)
+    if missing.all() or (np.isnan(values) & ~missing).any():
+        return None
+    return values
 
 
-def _looks_like_id(cells: pd.Series, numeric: bool, n_distinct: int) -> bool:
+def _looks_like_id(present: np.ndarray, numeric: bool, n_distinct: int) -> bool:
     """A column with a distinct value on every row: row numbers or names, not a feature."""
-    present = cells.dropna()
     if len(present) < 20 or n_distinct < len(present):
         return False
     if not numeric:
         return True
-    values = np.sort(pd.to_numeric(present).to_numpy(dtype=np.float64))
+    values = np.sort(present)
     integral = np.all(values == np.round(values))
     return bool(integral and np.all(np.diff(values) == 1))
 
 
 def infer_column(cells: pd.Series) -> ColumnInfo:
-    """Kind of one column of text cells."""
-    n_missing = int(cells.isna().sum())
-    numeric = _is_numeric(cells)
-    if numeric:
-        n_distinct = int(pd.to_numeric(cells.dropna()).nunique())
+    """Kind of one column of text cells (each cell is parsed once)."""
+    missing = cells.isna().to_numpy()
+    numbers = _parse_numbers(cells, missing)
+    if numbers is not None:
+        present = numbers[~missing]
+        n_distinct = len(np.unique(present))
     else:
-        n_distinct = int(cells.dropna().nunique())
+        present = cells.to_numpy(dtype=object)[~missing]
+        n_distinct = len(pd.unique(present))
     if n_distinct <= 1:
         kind = ColumnKind.CONSTANT
     elif n_distinct == 2:
         kind = ColumnKind.BINARY
-    elif _looks_like_id(cells, numeric, n_distinct):
+    elif _looks_like_id(present, numbers is not None, n_distinct):
         kind = ColumnKind.ID
     else:
-        kind = ColumnKind.NUMERIC if numeric else ColumnKind.CATEGORICAL
-    return ColumnInfo(str(cells.name), kind, numeric, n_missing, n_distinct)
+        kind = ColumnKind.NUMERIC if numbers is not None else ColumnKind.CATEGORICAL
+    return ColumnInfo(str(cells.name), kind, numbers is not None, int(missing.sum()),
+                      n_distinct)
 
 
 def infer_columns(frame: pd.DataFrame) -> list[ColumnInfo]:
