@@ -54,8 +54,8 @@ def main() -> None:
           f"{time.perf_counter() - start:.2f} s")
     print(f"machine: {platform.processor() or platform.machine()}, "
           f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}")
-    print(f"| folder | dataset | rows | features | depth | ours (s) | sklearn (s) | ratio | "
-          f"errors ours / sklearn |")
+    print("| folder | dataset | rows | features | depth | ours (s) | sklearn (s) | ratio | "
+          "errors ours / sklearn |")
     print("|---|---|---|---|---|---|---|---|---|")
     ratios = {d: [] for d in depths}
     for folder in ("contree", "cp4im"):
