@@ -176,7 +176,7 @@ def _input_kinds(frame: pd.DataFrame, target: str, options: PrepOptions,
     return kinds
 
 
-def _row_groups(X: np.ndarray, *extra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def row_groups(X: np.ndarray, *extra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Group identical rows of X (and extra columns): (first index, group id per row)."""
     keys = np.column_stack([X, *extra]) if extra else X
     _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
@@ -185,7 +185,7 @@ def _row_groups(X: np.ndarray, *extra: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 def merge_duplicates(data: Dataset) -> Dataset:
     """Identical rows of the same class become one row whose weight is their total."""
-    first, inverse = _row_groups(data.X, data.y)
+    first, inverse = row_groups(data.X, data.y)
     w = np.bincount(inverse, weights=data.w, minlength=len(first))
     order = np.sort(first)
     w = w[inverse[order]]
@@ -200,7 +200,7 @@ def drop_inconsistent(data: Dataset) -> Dataset:
     Identical inputs with different classes make every tree err on them, and make a
     consistent tree (SAT solvers) impossible.  Ties keep the smallest class index.
     """
-    _, group = _row_groups(data.X)
+    _, group = row_groups(data.X)
     weight = np.zeros((group.max() + 1, data.n_classes))
     np.add.at(weight, (group, data.y), data.w)
     keep = data.y == np.argmax(weight, axis=1)[group]
@@ -214,16 +214,13 @@ def inconsistent_rows(data: Dataset) -> int:
     return drop_inconsistent(data).report.inconsistent_dropped - data.report.inconsistent_dropped
 
 
-def remove_redundant_features(data: Dataset) -> Dataset:
-    """Drop binary features that are constant, or equal / complementary to an earlier one.
-
-    On the training rows they add branching but no new split (Blossom paper, 4.3).
-    """
-    drop, seen = set(), {}
-    for j, f in enumerate(data.features):
-        if not f.binary:
-            continue
-        column = data.X[:, j].astype(bool)
+def redundant_columns(X: np.ndarray, columns) -> set[int]:
+    """Those of `columns` (0/1 columns of X) that are constant, or equal or
+    complementary to an earlier one: on these rows they add branching but no new
+    split (Blossom paper, Section 4.3)."""
+    drop, seen = set(), set()
+    for j in columns:
+        column = X[:, j].astype(bool)
         if column.all() or not column.any():
             drop.add(j)
             continue
@@ -231,7 +228,13 @@ def remove_redundant_features(data: Dataset) -> Dataset:
         if key in seen:
             drop.add(j)
         else:
-            seen[key] = j
+            seen.add(key)
+    return drop
+
+
+def remove_redundant_features(data: Dataset) -> Dataset:
+    """Drop binary features that are constant, or equal / complementary to an earlier one."""
+    drop = redundant_columns(data.X, [j for j, f in enumerate(data.features) if f.binary])
     if not drop:
         return data
     keep = [j for j in range(data.n_features) if j not in drop]

@@ -1,0 +1,926 @@
+"""Numba kernel of Orchard's `blossom` solver (Demirović, Hebrard & Jean, NeurIPS 2021).
+
+The search (Algorithm 2 of the paper)
+-------------------------------------
+Blossom explores the same branches as the dynamic programme DL8 (every ordered
+choice of features along every branch), but it always expands the open branches
+("buds") of the current tree before it tries an alternative feature anywhere, so
+it holds a complete tree at every moment and improves it anytime.
+
+* The current tree is a set of *slots*, one per branch of depth <= D-2 that can
+  still be split (D = maximum depth).  A slot keeps its rows (a segment of one row
+  permutation, partitioned in place), the class weights of those rows per feature
+  (`CNT`, computed when the branch is created), its untried features (`DOM`,
+  sorted by increasing Gini impurity of the split; features constant on the
+  branch's rows are left out, "informationless"), the feature it currently tests,
+  its two children and `best`: the least error of any subtree found for it so far
+  (including the subtree it currently holds).
+* Branches at depth D-1 are solved exactly when they are created: the feature of
+  least error (or a leaf) is optimal there, so they are never put back into the
+  buds.  Branches of depth D, pure branches (error equal to their lower bound) and
+  branches whose rows all have the same features are leaves.  None of these takes a
+  slot: their parent stores their error and subtree.
+* `buds` is a FIFO queue of slots and `seq` the stack of assignments (a slot is
+  pushed when it gets a feature).  While there is a bud, the first one gets its
+  next feature, its rows are split, and the children are created.  When there is
+  none, the tree is complete: pop the last assignment; if its branch has untried
+  features (and the lower bound below allows it) it becomes a bud again, otherwise
+  it is finished and popping continues.  The search is exhausted (and `best` of the
+  root optimal) when both are empty.
+* A slot of depth D-2 popped with untried features would go: back into the empty
+  buds, expanded with its next feature (children solved at once), popped again...
+  so that round trip is run as a loop over its remaining features, in the same
+  order, with the same lower-bound check before each, without copying rows.
+
+Counting
+--------
+Creating the children of a branch scans the rows of the smaller child (every
+feature, every row: `cnt[class, feature] += weight * x`) and obtains the other by
+subtracting from the parent's counts.  Subtraction is exact when every weight is an
+integer (`exact`; then no tolerance is used anywhere, and the caller passes int32
+weights when their total allows, so counts are int32: twice as many per vector
+instruction); otherwise both children are scanned and improvements must beat `eps`.
+Counts have the dtype of `w`; the kernel is compiled once per dtype.
+
+Best subtrees and the incumbent
+-------------------------------
+Subtrees are immutable records `(feature, left record, right record)` with a
+reference count; record 0 is "a leaf" (leaf values are not stored: the published
+tree's class weights are recomputed by routing the data through it).  Whenever the
+combination a slot currently tests (children's best values summed) beats its
+`best`, the slot gets a new record and the improvement is propagated to its parent,
+and so on up to the root: `best` of the root is always the error of a complete tree
+whose record is at hand.  Improvements of the root are assembled into flat arrays
+(preorder, original feature indices) and published into the IncumbentSink: first
+the tree of the first complete dive (every bud of the first tree expanded, which
+takes about as long as a greedy tree; earlier trees only if that dive takes longer
+than FIRST_PATIENCE), then improvements, at most one per `interval` seconds or ten
+times the time the last one took to assemble (a pending one is published when that
+has passed, and at the end).
+
+Lower bounds
+------------
+* Every branch has a lower bound `lb`: the weight that no tree can classify
+  correctly because identical feature vectors carry different classes (computed by
+  the caller per distinct vector, `lbw`).  A branch whose best equals it is optimal;
+  a root reaching it stops the search (the paper's stop when the error equals the
+  number of inconsistent pairs, generalised to several classes).
+* The ancestor bound of Section 4.2: before a slot is expanded with its first
+  feature, and before it is put back into the buds, the exact errors of finished
+  siblings along the path to each ancestor (or the siblings' `lb` when not
+  finished) plus its own `lb` are summed; when that sum reaches the ancestor's
+  `best`, no subtree below can improve the ancestor with the tests as they stand,
+  and the slot is finished instead.  Its best value is then only an upper bound, so
+  the slots strictly below that ancestor on the path are marked *tainted*: a
+  finished slot counts as exact (usable in later bounds) only when untainted.  The
+  ancestor itself stays exact (every pruned subtree was no better than its best),
+  so the root's value is optimal when the search is exhausted.
+
+Memory is one row permutation plus, per slot, F + K * (F + 1) numbers (slots grow
+by doubling up to min(2^(D-1), distinct rows)), and records (four integers each; at
+most about D records per slot are alive).  Nothing is cached between branches.
+
+The kernel polls `should_stop(control)` once per expansion or backtrack and every
+ROW_POLL rows inside a scan, and returns the best tree found when told to stop.
+"""
+
+import numpy as np
+from numba import njit
+
+from engine.solvers import kernel_support as ks
+
+LEAF = 0
+
+# Integer fields of a slot.
+I_PAR, I_SIDE, I_DEP, I_START, I_END, I_FEAT, I_REC, I_DPTR, I_DLEN = 0, 1, 2, 3, 4, 5, 6, 7, 8
+I_CH0, I_CH1, I_CREC0, I_CREC1, I_TAINT, I_FIN, I_EXACT = 9, 10, 11, 12, 13, 14, 15
+N_I = 16
+# Float fields of a slot.
+F_BEST, F_LB, F_CVAL0, F_CVAL1 = 0, 1, 2, 3
+N_F = 4
+# Fields of a record.
+R_FEAT, R_LEFT, R_RIGHT, R_REF = 0, 1, 2, 3
+
+# Statistics returned by the kernel.
+ST_EXPANSIONS = 0      # feature tests assigned to a slot (Line 'assignment')
+ST_LAST_LEVEL = 1      # branches of depth D-1 solved exactly
+ST_BACKTRACKS = 2      # assignments popped from the sequence
+ST_PRUNED = 3          # slots finished by the ancestor lower bound
+ST_IMPROVEMENTS = 4    # improvements of the root
+ST_PUBLISHED = 5       # trees written into the sink
+ST_PEAK_SLOTS = 6
+ST_PEAK_RECORDS = 7
+ST_FIRST_TREE_T = 8    # seconds until every bud of the first tree was expanded
+ST_FIRST_TREE_ERR = 9  # error (reduced data) of the best tree at that moment
+ST_SLOT_CAPACITY = 10
+ST_RECORD_CAPACITY = 11
+N_STATS = 12
+
+ROW_POLL = 1024        # rows scanned between two polls of the control array
+FIRST_PATIENCE = 0.1   # seconds after which trees are published before the first dive ends
+
+
+@njit(cache=True, nogil=True)
+def _scan(X, y, w, lbw, rows, a, b, acc, control):
+    """Add rows[a:b] into acc (K x (F+1)): acc[k, g] = weight of class k with x_g = 1,
+    acc[k, F] = weight of class k.  Returns (their lower bound, aborted)."""
+    F = X.shape[1]
+    lb = 0.0
+    for p in range(a, b):
+        if (p - a) % ROW_POLL == ROW_POLL - 1 and ks.should_stop(control):
+            return lb, True
+        i = rows[p]
+        c = acc[y[i]]
+        wi = w[i]
+        xi = X[i]
+        for g in range(F):
+            c[g] += wi * xi[g]
+        c[F] += wi
+        lb += lbw[i]
+    return lb, False
+
+
+@njit(cache=True, nogil=True)
+def _leaf_error(acc, F):
+    """Error of a leaf on rows with class weights acc[:, F]."""
+    total = 0.0
+    most = 0.0
+    for k in range(acc.shape[0]):
+        t = acc[k, F]
+        total += t
+        most = max(most, t)
+    return total - most
+
+
+@njit(cache=True, nogil=True)
+def _order(acc, F, dom, scores, idx):
+    """Write into dom the features that split the rows (not constant on them), by
+    increasing weighted Gini impurity W_L gini(L) + W_R gini(R), ties by index.
+    Returns how many."""
+    K = acc.shape[0]
+    W = 0.0
+    for k in range(K):
+        W += acc[k, F]
+    m = 0
+    for g in range(F):
+        all_one = True
+        all_zero = True
+        for k in range(K):
+            r = acc[k, g]
+            if r != acc[k, F]:
+                all_one = False
+            if r != 0:
+                all_zero = False
+        if all_one or all_zero:
+            continue
+        WR = 0.0
+        sR = 0.0
+        sL = 0.0
+        for k in range(K):
+            r = acc[k, g]
+            left = acc[k, F] - r
+            WR += r
+            sR += r * r
+            sL += left * left
+        WL = W - WR
+        score = W
+        if WL > 0.0:
+            score -= sL / WL
+        if WR > 0.0:
+            score -= sR / WR
+        scores[m] = score
+        idx[m] = g
+        m += 1
+    if m > 0:
+        order = np.argsort(scores[:m], kind="mergesort")
+        for j in range(m):
+            dom[j] = idx[order[j]]
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _last_level(acc, F, eps):
+    """Best tree of depth 1 on rows with counts acc: (error, feature or -1 for a leaf).
+    A split is kept only when it beats the leaf by more than eps (ties: lowest index)."""
+    K = acc.shape[0]
+    W = 0.0
+    most = 0.0
+    for k in range(K):
+        t = acc[k, F]
+        W += t
+        most = max(most, t)
+    best = W - most
+    best_g = -1
+    if K == 2:
+        a0 = acc[0]
+        a1 = acc[1]
+        t0 = a0[F]
+        t1 = a1[F]
+        for g in range(F):
+            r0 = a0[g]
+            r1 = a1[g]
+            err = W - max(r0, r1) - max(t0 - r0, t1 - r1)
+            if err < best - eps:
+                best = err
+                best_g = g
+        return best, best_g
+    for g in range(F):
+        mR = 0.0
+        mL = 0.0
+        for k in range(K):
+            r = acc[k, g]
+            left = acc[k, F] - r
+            mR = max(mR, r)
+            mL = max(mL, left)
+        err = W - mL - mR
+        if err < best - eps:
+            best = err
+            best_g = g
+    return best, best_g
+
+
+@njit(cache=True, nogil=True)
+def _solve_last(acc, F, lb, eps):
+    """_last_level, skipped when the rows are already as good as they can be."""
+    leaf = _leaf_error(acc, F)
+    if leaf <= lb + eps:
+        return leaf, -1
+    return _last_level(acc, F, eps)
+
+
+@njit(cache=True, nogil=True)
+def _split_counts(X, Xt, y, w, lbw, rows, a, b, g, parent, parent_lb, tmp, tlb, exact,
+                  control):
+    """Partition rows[a:b] on feature g (x_g = 0 first) and fill tmp[0] / tmp[1] with the
+    counts of the two sides and tlb with their lower bounds: the smaller side is
+    scanned, the other is the parent's counts minus it (when weights are integers).
+    Returns (first row of the right side, aborted)."""
+    xg = Xt[g]
+    i0 = a
+    i1 = b - 1
+    while i0 <= i1:
+        if xg[rows[i0]] == 0:
+            i0 += 1
+        else:
+            t = rows[i0]
+            rows[i0] = rows[i1]
+            rows[i1] = t
+            i1 -= 1
+    mid = i0
+    K = parent.shape[0]
+    F1 = parent.shape[1]
+    if exact:
+        small = 0 if mid - a <= b - mid else 1
+        acc = tmp[small]
+        for k in range(K):
+            for j in range(F1):
+                acc[k, j] = 0
+        if small == 0:
+            lb, aborted = _scan(X, y, w, lbw, rows, a, mid, acc, control)
+        else:
+            lb, aborted = _scan(X, y, w, lbw, rows, mid, b, acc, control)
+        tlb[small] = lb
+        big = tmp[1 - small]
+        for k in range(K):
+            for j in range(F1):
+                big[k, j] = parent[k, j] - acc[k, j]
+        tlb[1 - small] = parent_lb - lb
+        return mid, aborted
+    for side in range(2):
+        for k in range(K):
+            for j in range(F1):
+                tmp[side, k, j] = 0
+    lb, aborted = _scan(X, y, w, lbw, rows, a, mid, tmp[0], control)
+    tlb[0] = lb
+    if not aborted:
+        lb, aborted = _scan(X, y, w, lbw, rows, mid, b, tmp[1], control)
+        tlb[1] = lb
+    return mid, aborted
+
+
+@njit(cache=True, nogil=True)
+def _side_counts(X, Xt, y, w, lbw, rows, a, b, g, parent, parent_lb, tmp, tlb, exact,
+                 buf, control):
+    """Like _split_counts without reordering rows: the lighter side of feature g is
+    gathered (branch-free) into buf and scanned.  For the branches of depth D-2,
+    whose children need no rows of their own."""
+    K = parent.shape[0]
+    F1 = parent.shape[1]
+    if not exact:
+        return _split_counts(X, Xt, y, w, lbw, rows, a, b, g, parent, parent_lb, tmp, tlb,
+                             exact, control)
+    zero = a - a
+    F = F1 - 1
+    w1 = 0.0
+    for k in range(K):
+        w1 += parent[k, g]
+    w0 = 0.0
+    for k in range(K):
+        w0 += parent[k, F]
+    w0 -= w1
+    side = 1 if w1 <= w0 else 0
+    xg = Xt[g]
+    m = 0
+    for p in range(a, b):
+        i = rows[p]
+        buf[m] = i
+        m += xg[i] == side
+    acc = tmp[side]
+    for k in range(K):
+        for j in range(F1):
+            acc[k, j] = 0
+    lb, aborted = _scan(X, y, w, lbw, buf, zero, m, acc, control)
+    tlb[side] = lb
+    big = tmp[1 - side]
+    for k in range(K):
+        for j in range(F1):
+            big[k, j] = parent[k, j] - acc[k, j]
+    tlb[1 - side] = parent_lb - lb
+    return a, aborted
+
+
+@njit(cache=True, nogil=True)
+def _rec_new(R, rfree, ctr, feature, left, right):
+    ctr[0] -= 1
+    r = rfree[ctr[0]]
+    R[r, R_FEAT] = feature
+    R[r, R_LEFT] = left
+    R[r, R_RIGHT] = right
+    R[r, R_REF] = 1
+    if left != LEAF:
+        R[left, R_REF] += 1
+    if right != LEAF:
+        R[right, R_REF] += 1
+    return r
+
+
+@njit(cache=True, nogil=True)
+def _rec_release(R, rfree, ctr, r, stack):
+    """Drop one reference to record r, freeing what nobody references any more."""
+    if r == LEAF:
+        return
+    stack[0] = r
+    top = 1
+    while top > 0:
+        top -= 1
+        x = stack[top]
+        R[x, R_REF] -= 1
+        if R[x, R_REF] == 0:
+            rfree[ctr[0]] = x
+            ctr[0] += 1
+            if R[x, R_LEFT] != LEAF:
+                stack[top] = R[x, R_LEFT]
+                top += 1
+            if R[x, R_RIGHT] != LEAF:
+                stack[top] = R[x, R_RIGHT]
+                top += 1
+
+
+@njit(cache=True, nogil=True)
+def _assemble(root, R, fmap, Xg, Vg, of, othr, ol, orr, oval, ored, stack):
+    """Flat preorder arrays of the tree of record `root` (original feature indices)
+    and the class weights Vg of the distinct rows Xg routed through it."""
+    m = 0
+    cap = of.shape[0]
+    stack[0, 0] = root
+    stack[0, 1] = -1
+    stack[0, 2] = 0
+    top = 1
+    while top > 0 and m < cap:
+        top -= 1
+        r = stack[top, 0]
+        p = stack[top, 1]
+        node = m
+        m += 1
+        if p >= 0:
+            if stack[top, 2] == 0:
+                ol[p] = node
+            else:
+                orr[p] = node
+        ol[node] = -1
+        orr[node] = -1
+        if r == LEAF:
+            of[node] = -1
+            ored[node] = -1
+            othr[node] = 0.0
+        else:
+            g = R[r, R_FEAT]
+            of[node] = fmap[g]
+            ored[node] = g
+            othr[node] = 0.5
+            stack[top, 0] = R[r, R_RIGHT]
+            stack[top, 1] = node
+            stack[top, 2] = 1
+            stack[top + 1, 0] = R[r, R_LEFT]
+            stack[top + 1, 1] = node
+            stack[top + 1, 2] = 0
+            top += 2
+    for node in range(m):
+        for k in range(oval.shape[1]):
+            oval[node, k] = 0.0
+    for gi in range(Xg.shape[0]):
+        node = 0
+        while True:
+            for k in range(oval.shape[1]):
+                oval[node, k] += Vg[gi, k]
+            g = ored[node]
+            if g < 0:
+                break
+            node = orr[node] if Xg[gi, g] != 0 else ol[node]
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _publish(rec, value, offset, global_lb, R, fmap, Xg, Vg, of, othr, ol, orr, oval, ored,
+             tstack, control, state, events, nodes, thresholds, values):
+    """Assemble the tree of record `rec` and write it into the sink."""
+    m = _assemble(rec, R, fmap, Xg, Vg, of, othr, ol, orr, oval, ored, tstack)
+    ks.publish(state, events, nodes, thresholds, values, control, value + offset, global_lb,
+               of, othr, ol, orr, oval, m)
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _child_value(IS, FS, s, side):
+    c = IS[s, I_CH0 + side]
+    if c >= 0:
+        return FS[c, F_BEST], IS[c, I_REC]
+    return FS[s, F_CVAL0 + side], IS[s, I_CREC0 + side]
+
+
+@njit(cache=True, nogil=True)
+def _propagate(IS, FS, R, rfree, ctr, s, eps, stack):
+    """Let the combination slot s currently tests improve s, then its ancestors.
+    Returns True when the root improved."""
+    x = s
+    zero = s - s
+    while x >= 0:
+        v0, r0 = _child_value(IS, FS, x, zero)
+        v1, r1 = _child_value(IS, FS, x, zero + 1)
+        v = v0 + v1
+        if not v < FS[x, F_BEST] - eps:
+            return False
+        r = _rec_new(R, rfree, ctr, IS[x, I_FEAT], r0, r1)
+        _rec_release(R, rfree, ctr, IS[x, I_REC], stack)
+        IS[x, I_REC] = r
+        FS[x, F_BEST] = v
+        x = IS[x, I_PAR]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _bound_witness(IS, FS, s, eps):
+    """The nearest ancestor that slot s can no longer improve, or -1 (Section 4.2).
+
+    Sums, going up, the exact errors of finished siblings (their lower bound `lb`
+    otherwise) and the lb of s; an ancestor whose best is not above the sum cannot be
+    improved by any subtree of s while the tests in between stand.
+    """
+    acc = FS[s, F_LB]
+    x = s
+    while IS[x, I_PAR] >= 0:
+        p = IS[x, I_PAR]
+        other = 1 - IS[x, I_SIDE]
+        c = IS[p, I_CH0 + other]
+        if c >= 0:
+            if IS[c, I_FIN] != 0 and IS[c, I_EXACT] != 0:
+                acc += FS[c, F_BEST]
+            else:
+                acc += FS[c, F_LB]
+        else:
+            acc += FS[p, F_CVAL0 + other]
+        if acc >= FS[p, F_BEST] - eps:
+            return p
+        x = p
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _prune(IS, s, p):
+    """Finish slot s under witness p: s and the slots between them become inexact."""
+    x = s
+    while x != p:
+        IS[x, I_TAINT] = 1
+        x = IS[x, I_PAR]
+    IS[s, I_FIN] = 1
+    IS[s, I_EXACT] = 0
+
+
+@njit(cache=True, nogil=True)
+def _grow_slots(IS, FS, DOM, CNT, sfree, nsfree, queue, qhead, qlen, seq, nseq, new_cap):
+    """The slot pool with room for new_cap slots (the queue starts at 0 again)."""
+    cap = IS.shape[0]
+    IS2 = np.zeros((new_cap, IS.shape[1]), dtype=IS.dtype)
+    IS2[:cap] = IS
+    FS2 = np.zeros((new_cap, FS.shape[1]), dtype=FS.dtype)
+    FS2[:cap] = FS
+    DOM2 = np.zeros((new_cap, DOM.shape[1]), dtype=DOM.dtype)
+    DOM2[:cap] = DOM
+    CNT2 = np.zeros((new_cap, CNT.shape[1], CNT.shape[2]), dtype=CNT.dtype)
+    CNT2[:cap] = CNT
+    sfree2 = np.empty(new_cap, dtype=np.int64)
+    sfree2[:nsfree] = sfree[:nsfree]
+    for j in range(new_cap - 1, cap - 1, -1):
+        sfree2[nsfree] = j
+        nsfree += 1
+    queue2 = np.empty(new_cap, dtype=np.int64)
+    for j in range(qlen):
+        queue2[j] = queue[(qhead + j) % cap]
+    seq2 = np.empty(new_cap, dtype=np.int64)
+    seq2[:nseq] = seq[:nseq]
+    return IS2, FS2, DOM2, CNT2, sfree2, nsfree, queue2, seq2
+
+
+@njit(cache=True, nogil=True)
+def _grow_records(R, rfree, ctr, new_r):
+    old = R.shape[0]
+    R2 = np.zeros((new_r, 4), dtype=np.int64)
+    R2[:old] = R
+    rfree2 = np.empty(new_r, dtype=np.int64)
+    rfree2[:ctr[0]] = rfree[:ctr[0]]
+    for j in range(new_r - 1, old - 1, -1):
+        rfree2[ctr[0]] = j
+        ctr[0] += 1
+    return R2, rfree2
+
+
+@njit(cache=True, nogil=True)
+def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound,
+                   Xg, Vg, fmap, offset, global_lb, interval, slot_bound, memory_budget,
+                   control, state, events, nodes, thresholds, values):
+    """Optimal tree of depth <= max_depth on binary rows X (see the module docstring).
+
+    X: uint8[n, F] 0/1 (row-major), Xt: its transpose (contiguous), y: int64[n] in
+    [0, n_classes), w: float64[n] > 0, lbw: float64[n] lower-bound weight of each row
+    (summing over any union of whole groups of identical rows to their unavoidable
+    error), exact: all weights are integers (no tolerance), eps: tolerance otherwise,
+    use_bound: the ancestor lower bound.  Xg, Vg: distinct rows and their original
+    class weights (to fill published class weights), fmap: original index of each
+    column of X, offset: error removed by the caller's preprocessing (added to
+    published errors), global_lb: lower bound published with incumbents, interval:
+    least seconds between two published trees, slot_bound: most slots ever needed,
+    memory_budget: bytes the slot and record pools may take (else STOP_MEMORY).
+    control / state, events, nodes, thresholds, values: Monitor and IncumbentSink.
+
+    Returns (feature, threshold, left, right, value) of the best tree (preorder,
+    original feature indices), its error on (X, y, w), whether it is proven
+    optimal, and statistics (float64[N_STATS]).
+    """
+    n, F = X.shape
+    zero = n - n  # an int64 that numba does not treat as a literal (one specialisation)
+    leaf_rec = zero + LEAF
+    K = n_classes
+    D = max_depth
+    stats = np.zeros(N_STATS)
+    stats[ST_FIRST_TREE_T] = -1.0
+    cap_nodes = nodes.shape[1]
+    of = np.full(cap_nodes, -1, dtype=np.int64)
+    othr = np.zeros(cap_nodes)
+    ol = np.full(cap_nodes, -1, dtype=np.int64)
+    orr = np.full(cap_nodes, -1, dtype=np.int64)
+    oval = np.zeros((cap_nodes, K))
+    ored = np.full(cap_nodes, -1, dtype=np.int64)
+    tstack = np.zeros((2 * D + 8, 3), dtype=np.int64)
+    rstack = np.zeros(4 * D + 16, dtype=np.int64)
+
+    # Records: row 0 is the leaf and is never freed.
+    rcap = 1024
+    R = np.zeros((rcap, 4), dtype=np.int64)
+    rfree = np.empty(rcap, dtype=np.int64)
+    ctr = np.zeros(1, dtype=np.int64)
+    for j in range(rcap - 1, 0, -1):
+        rfree[ctr[0]] = j
+        ctr[0] += 1
+
+    rows = np.arange(n)
+    root_acc = np.zeros((K, F + 1), dtype=w.dtype)
+    root_lb, aborted = _scan(X, y, w, lbw, rows, zero, n, root_acc, control)
+    root_val = _leaf_error(root_acc, F)
+    root_rec = leaf_rec
+    optimal = False
+    stopped = aborted
+
+    # Nothing is published before the first complete dive (every bud of the first tree
+    # expanded, as fast as a greedy tree) unless it takes longer than FIRST_PATIENCE.
+    published_at = ks.monotonic()
+    last_publish = published_at
+    last_value = np.inf
+    # Assembling a tree routes every distinct row: keep that under ~10% of the time.
+    gap = interval
+
+    dom_scores = np.empty(F)
+    dom_idx = np.empty(F, dtype=np.int64)
+    if aborted:
+        pass
+    elif D == 0 or root_val <= root_lb + eps:
+        optimal = True
+    elif D == 1:
+        v, g = _last_level(root_acc, F, eps)
+        stats[ST_LAST_LEVEL] += 1
+        if g >= 0:
+            root_rec = _rec_new(R, rfree, ctr, g, leaf_rec, leaf_rec)
+            root_val = v
+        optimal = True
+    else:
+        # ------------------------------------------------------------ slot pool
+        cap = min(slot_bound, 64)
+        IS = np.zeros((cap, N_I), dtype=np.int64)
+        FS = np.zeros((cap, N_F))
+        DOM = np.zeros((cap, F), dtype=np.int32)
+        CNT = np.zeros((cap, K, F + 1), dtype=w.dtype)
+        sfree = np.empty(cap, dtype=np.int64)
+        nsfree = 0
+        for j in range(cap - 1, -1, -1):
+            sfree[nsfree] = j
+            nsfree += 1
+        queue = np.empty(cap, dtype=np.int64)
+        qhead = 0
+        qlen = 0
+        seq = np.empty(cap, dtype=np.int64)
+        nseq = 0
+        tmp = np.zeros((2, K, F + 1), dtype=w.dtype)
+        tlb = np.zeros(2)
+        buf = np.empty(n, dtype=np.int64)
+        slot_bytes = 8 * (N_I + N_F + K * (F + 1) + 3) + 4 * F
+        stats[ST_SLOT_CAPACITY] = cap
+        stats[ST_RECORD_CAPACITY] = rcap
+
+        root = -1
+        dom_tmp = np.empty(F, dtype=np.int32)
+        m0 = _order(root_acc, F, dom_tmp, dom_scores, dom_idx)
+        if m0 == 0:
+            optimal = True
+        else:
+            nsfree -= 1
+            root = sfree[nsfree]
+            IS[root, :] = 0
+            IS[root, I_PAR] = -1
+            IS[root, I_END] = n
+            IS[root, I_FEAT] = -1
+            IS[root, I_REC] = LEAF
+            IS[root, I_DLEN] = m0
+            IS[root, I_CH0] = -1
+            IS[root, I_CH1] = -1
+            FS[root, F_BEST] = root_val
+            FS[root, F_LB] = root_lb
+            DOM[root, :m0] = dom_tmp[:m0]
+            CNT[root] = root_acc
+            queue[0] = root
+            qlen = 1
+            stats[ST_PEAK_SLOTS] = 1
+
+        pending = False
+        dived = False
+        while root >= 0:
+            if FS[root, F_BEST] <= FS[root, F_LB] + eps:
+                optimal = True
+                break
+            if ks.should_stop(control):
+                stopped = True
+                break
+            if pending and ks.monotonic() - last_publish >= gap and (
+                    dived or ks.elapsed(control) >= FIRST_PATIENCE):
+                published_at = ks.monotonic()
+                _publish(IS[root, I_REC], FS[root, F_BEST], offset, global_lb, R, fmap, Xg,
+                         Vg, of, othr, ol, orr, oval, ored, tstack, control, state, events,
+                         nodes, thresholds, values)
+                stats[ST_PUBLISHED] += 1
+                last_publish = ks.monotonic()
+                gap = max(interval, 10.0 * (last_publish - published_at))
+                last_value = FS[root, F_BEST]
+                pending = False
+            # ---- capacity: each step takes at most two slots and a path of records
+            if nsfree < 2:
+                new_cap = min(2 * cap, max(slot_bound, cap + 2))
+                if new_cap * slot_bytes + R.shape[0] * 40 > memory_budget:
+                    control[ks.C_STOP] = ks.STOP_MEMORY
+                    stopped = True
+                    break
+                IS, FS, DOM, CNT, sfree, nsfree, queue, seq = _grow_slots(
+                    IS, FS, DOM, CNT, sfree, nsfree, queue, qhead, qlen, seq, nseq, new_cap)
+                qhead = 0
+                cap = new_cap
+                stats[ST_SLOT_CAPACITY] = cap
+            if ctr[0] < 2 * D + 8:
+                old = R.shape[0]
+                new_r = 2 * old
+                if cap * slot_bytes + new_r * 40 > memory_budget:
+                    control[ks.C_STOP] = ks.STOP_MEMORY
+                    stopped = True
+                    break
+                R, rfree = _grow_records(R, rfree, ctr, new_r)
+                stats[ST_RECORD_CAPACITY] = new_r
+
+            if qlen > 0:
+                # ------------------------------------------------ expand the first bud
+                s = queue[qhead]
+                qhead = (qhead + 1) % cap
+                qlen -= 1
+                if use_bound and IS[s, I_DPTR] == 0:
+                    p = _bound_witness(IS, FS, s, eps)
+                    if p >= 0:
+                        stats[ST_PRUNED] += 1
+                        _prune(IS, s, p)
+                        continue
+                g = np.int64(DOM[s, IS[s, I_DPTR]])
+                IS[s, I_DPTR] += 1
+                IS[s, I_FEAT] = g
+                seq[nseq] = s
+                nseq += 1
+                stats[ST_EXPANSIONS] += 1
+                a = IS[s, I_START]
+                b = IS[s, I_END]
+                mid, aborted = _split_counts(X, Xt, y, w, lbw, rows, a, b, g, CNT[s],
+                                             FS[s, F_LB], tmp, tlb, exact, control)
+                if aborted:
+                    stopped = True
+                    break
+                depth = IS[s, I_DEP] + 1
+                for side in range(2):
+                    acc = tmp[side]
+                    IS[s, I_CH0 + side] = -1
+                    IS[s, I_CREC0 + side] = LEAF
+                    if depth == D - 1:
+                        v, gg = _solve_last(acc, F, tlb[side], eps)
+                        stats[ST_LAST_LEVEL] += 1
+                        FS[s, F_CVAL0 + side] = v
+                        if gg >= 0:
+                            IS[s, I_CREC0 + side] = _rec_new(R, rfree, ctr, gg, leaf_rec,
+                                                             leaf_rec)
+                        continue
+                    leaf = _leaf_error(acc, F)
+                    FS[s, F_CVAL0 + side] = leaf
+                    if leaf <= tlb[side] + eps:
+                        continue
+                    nsfree -= 1
+                    c = sfree[nsfree]
+                    mc = _order(acc, F, DOM[c], dom_scores, dom_idx)
+                    if mc == 0:
+                        sfree[nsfree] = c
+                        nsfree += 1
+                        continue
+                    used = cap - nsfree
+                    stats[ST_PEAK_SLOTS] = max(stats[ST_PEAK_SLOTS], used)
+                    IS[c, :] = 0
+                    IS[c, I_PAR] = s
+                    IS[c, I_SIDE] = side
+                    IS[c, I_DEP] = depth
+                    IS[c, I_START] = a if side == 0 else mid
+                    IS[c, I_END] = mid if side == 0 else b
+                    IS[c, I_FEAT] = -1
+                    IS[c, I_REC] = LEAF
+                    IS[c, I_DLEN] = mc
+                    IS[c, I_CH0] = -1
+                    IS[c, I_CH1] = -1
+                    FS[c, F_BEST] = leaf
+                    FS[c, F_LB] = tlb[side]
+                    CNT[c] = acc
+                    IS[s, I_CH0 + side] = c
+                    queue[(qhead + qlen) % cap] = c
+                    qlen += 1
+                if _propagate(IS, FS, R, rfree, ctr, s, eps, rstack):
+                    stats[ST_IMPROVEMENTS] += 1
+                    pending = True
+            else:
+                # ------------------------------------------------ backtrack
+                if not dived:
+                    dived = True
+                    stats[ST_FIRST_TREE_T] = ks.elapsed(control)
+                    stats[ST_FIRST_TREE_ERR] = FS[root, F_BEST]
+                    if FS[root, F_BEST] < last_value:
+                        published_at = ks.monotonic()
+                        _publish(IS[root, I_REC], FS[root, F_BEST], offset, global_lb, R,
+                                 fmap, Xg, Vg, of, othr, ol, orr, oval, ored, tstack, control,
+                                 state, events, nodes, thresholds, values)
+                        stats[ST_PUBLISHED] += 1
+                        last_publish = ks.monotonic()
+                        gap = max(interval, 10.0 * (last_publish - published_at))
+                        last_value = FS[root, F_BEST]
+                        pending = False
+                if nseq == 0:
+                    optimal = True
+                    break
+                nseq -= 1
+                s = seq[nseq]
+                stats[ST_BACKTRACKS] += 1
+                for side in range(2):
+                    c = IS[s, I_CH0 + side]
+                    if c >= 0:
+                        _rec_release(R, rfree, ctr, IS[c, I_REC], rstack)
+                        sfree[nsfree] = c
+                        nsfree += 1
+                        IS[s, I_CH0 + side] = -1
+                    else:
+                        _rec_release(R, rfree, ctr, IS[s, I_CREC0 + side], rstack)
+                        IS[s, I_CREC0 + side] = LEAF
+                if FS[s, F_BEST] <= FS[s, F_LB] + eps:
+                    IS[s, I_FIN] = 1
+                    IS[s, I_EXACT] = 1
+                elif IS[s, I_DPTR] >= IS[s, I_DLEN]:
+                    IS[s, I_FIN] = 1
+                    IS[s, I_EXACT] = 1 - IS[s, I_TAINT]
+                elif IS[s, I_DEP] < D - 2:
+                    p = _bound_witness(IS, FS, s, eps) if use_bound else -1
+                    if p >= 0:
+                        stats[ST_PRUNED] += 1
+                        _prune(IS, s, p)
+                    else:
+                        queue[(qhead + qlen) % cap] = s
+                        qlen += 1
+                else:
+                    # A branch of depth D-2: its children are solved at once, so going
+                    # through the buds for each of its features (expand, pop, put back)
+                    # comes down to this loop, in the same order with the same checks.
+                    a = IS[s, I_START]
+                    b = IS[s, I_END]
+                    while True:
+                        if use_bound:
+                            p = _bound_witness(IS, FS, s, eps)
+                            if p >= 0:
+                                stats[ST_PRUNED] += 1
+                                _prune(IS, s, p)
+                                break
+                        if IS[s, I_DPTR] >= IS[s, I_DLEN]:
+                            IS[s, I_FIN] = 1
+                            IS[s, I_EXACT] = 1 - IS[s, I_TAINT]
+                            break
+                        if ks.should_stop(control):
+                            stopped = True
+                            break
+                        g = np.int64(DOM[s, IS[s, I_DPTR]])
+                        IS[s, I_DPTR] += 1
+                        IS[s, I_FEAT] = g
+                        stats[ST_EXPANSIONS] += 1
+                        stats[ST_BACKTRACKS] += 1
+                        mid, aborted = _side_counts(X, Xt, y, w, lbw, rows, a, b, g, CNT[s],
+                                                    FS[s, F_LB], tmp, tlb, exact, buf, control)
+                        if aborted:
+                            stopped = True
+                            break
+                        v0, g0 = _solve_last(tmp[0], F, tlb[0], eps)
+                        v1, g1 = _solve_last(tmp[1], F, tlb[1], eps)
+                        stats[ST_LAST_LEVEL] += 2
+                        if not v0 + v1 < FS[s, F_BEST] - eps:
+                            continue
+                        r0 = leaf_rec
+                        if g0 >= 0:
+                            r0 = _rec_new(R, rfree, ctr, g0, leaf_rec, leaf_rec)
+                        r1 = leaf_rec
+                        if g1 >= 0:
+                            r1 = _rec_new(R, rfree, ctr, g1, leaf_rec, leaf_rec)
+                        r = _rec_new(R, rfree, ctr, g, r0, r1)
+                        if r0 != LEAF:
+                            R[r0, R_REF] -= 1
+                        if r1 != LEAF:
+                            R[r1, R_REF] -= 1
+                        _rec_release(R, rfree, ctr, IS[s, I_REC], rstack)
+                        IS[s, I_REC] = r
+                        FS[s, F_BEST] = v0 + v1
+                        if s == root or _propagate(IS, FS, R, rfree, ctr, IS[s, I_PAR], eps,
+                                                   rstack):
+                            stats[ST_IMPROVEMENTS] += 1
+                            pending = True
+                            if FS[root, F_BEST] <= FS[root, F_LB] + eps:
+                                optimal = True
+                                break
+                            if ks.monotonic() - last_publish >= gap:
+                                published_at = ks.monotonic()
+                                _publish(IS[root, I_REC], FS[root, F_BEST], offset,
+                                         global_lb, R, fmap, Xg, Vg, of, othr, ol, orr,
+                                         oval, ored, tstack, control, state, events, nodes,
+                                         thresholds, values)
+                                stats[ST_PUBLISHED] += 1
+                                last_publish = ks.monotonic()
+                                gap = max(interval, 10.0 * (last_publish - published_at))
+                                last_value = FS[root, F_BEST]
+                                pending = False
+                        if FS[s, F_BEST] <= FS[s, F_LB] + eps:
+                            IS[s, I_FIN] = 1
+                            IS[s, I_EXACT] = 1
+                            break
+                        if ctr[0] < 2 * D + 8:
+                            # records run short: put s back so the main loop grows them
+                            queue[(qhead + qlen) % cap] = s
+                            qlen += 1
+                            break
+                    if stopped or optimal:
+                        break
+            used_r = R.shape[0] - ctr[0]
+            stats[ST_PEAK_RECORDS] = max(stats[ST_PEAK_RECORDS], used_r)
+
+        if root >= 0:
+            root_val = FS[root, F_BEST]
+            root_rec = IS[root, I_REC]
+        if stopped:
+            optimal = False
+        if stats[ST_FIRST_TREE_T] < 0.0:
+            stats[ST_FIRST_TREE_T] = ks.elapsed(control)
+            stats[ST_FIRST_TREE_ERR] = root_val
+
+    m = _assemble(root_rec, R, fmap, Xg, Vg, of, othr, ol, orr, oval, ored, tstack)
+    if root_val < last_value:
+        ks.publish(state, events, nodes, thresholds, values, control, root_val + offset,
+                   global_lb, of, othr, ol, orr, oval, m)
+        stats[ST_PUBLISHED] += 1
+    return (of[:m].astype(np.int32), othr[:m].copy(), ol[:m].astype(np.int32),
+            orr[:m].astype(np.int32), oval[:m].copy(), root_val, optimal, stats)

@@ -1,0 +1,378 @@
+"""The `blossom` solver: optimal against an exhaustive search and against pystreed,
+anytime behaviour through the Monitor, weights, multi-class data and memory."""
+
+import itertools
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+from conftest import DATASETS, SAMPLES
+
+from engine.data.csv_reader import read_table
+from engine.data.dataset import (
+    Dataset,
+    PrepOptions,
+    PrepReport,
+    merge_duplicates,
+    prepare,
+)
+from engine.data.features import EQ, Feature
+from engine.data.preprocessing import Preprocessing
+from engine.solvers import default_solver_name, get_solver
+from engine.solvers.monitor import Monitor
+from engine.solvers.protocol import Status
+from engine.training import train
+
+CP4IM = DATASETS / "cp4im"
+
+
+def _cp4im(name):
+    path = CP4IM / f"{name}.txt"
+    if not path.exists():
+        pytest.skip("the shared datasets folder is absent")
+    return prepare(read_table(path), PrepOptions(target="first"))
+
+
+def _shared(relative, binarize):
+    path = DATASETS / relative
+    if not path.exists():
+        pytest.skip("the shared datasets folder is absent")
+    return prepare(read_table(path), PrepOptions(binarize=binarize))
+
+
+def _dataset(X, y, w, n_classes):
+    """A Dataset straight from arrays (binary features f0, f1, ...)."""
+    X = np.asarray(X, dtype=np.uint8)
+    features = [Feature(f"f{j}", EQ, "1") for j in range(X.shape[1])]
+    prep = Preprocessing("class", [f"c{k}" for k in range(n_classes)], [], features)
+    return Dataset(X, np.asarray(y, dtype=np.int64), np.asarray(w, dtype=np.float64), prep,
+                   PrepReport())
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled():
+    """Compile (or load) both kernel specialisations before any clock starts."""
+    X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]])
+    for w in ([1, 2, 1, 1], [0.5, 1.5, 1, 1]):
+        train(_dataset(X, [0, 1, 1, 0], w, 2), "blossom", {"depth": 2})
+
+
+# ------------------------------------------------------------------ exhaustive search
+def _exhaustive(X, y, w, n_classes, depth):
+    """Least error of any tree of depth <= `depth`: a leaf (its best class) or, for every
+    feature that splits the rows, the best subtrees of both sides; no bound, no pruning,
+    memoised on the set of rows."""
+    memo = {}
+
+    def best(rows, d):
+        key = (rows.tobytes(), d)
+        if key not in memo:
+            weights = np.bincount(y[rows], weights=w[rows], minlength=n_classes)
+            value = weights.sum() - weights.max()
+            if d > 0:
+                for f in range(X.shape[1]):
+                    right = X[rows, f] == 1
+                    if right.any() and not right.all():
+                        value = min(value, best(rows[~right], d - 1) + best(rows[right], d - 1))
+            memo[key] = value
+        return memo[key]
+
+    return best(np.arange(len(y)), depth)
+
+
+def _all_trees(n_features, depth):
+    """Every tree of depth <= depth as nested tuples (None = leaf)."""
+    if depth == 0:
+        return [None]
+    smaller = _all_trees(n_features, depth - 1)
+    return [None] + [(f, a, b) for f in range(n_features) for a in smaller for b in smaller]
+
+
+def _enumerated(X, y, w, n_classes, depth):
+    """Least error over the explicit list of every tree (small cases only)."""
+    def error(tree, rows):
+        if tree is None:
+            weights = np.bincount(y[rows], weights=w[rows], minlength=n_classes)
+            return weights.sum() - weights.max()
+        f, left, right = tree
+        return error(left, rows[X[rows, f] == 0]) + error(right, rows[X[rows, f] == 1])
+
+    rows = np.arange(len(y))
+    return min(error(tree, rows) for tree in _all_trees(X.shape[1], depth))
+
+
+def _random_case(seed):
+    rng = np.random.default_rng(seed)
+    n, F, K = int(rng.integers(1, 41)), int(rng.integers(1, 7)), int(rng.integers(2, 4))
+    X = (rng.random((n, F)) < rng.uniform(0.2, 0.8)).astype(np.uint8)
+    if F > 1 and rng.random() < 0.3:       # an equal or complementary feature
+        X[:, -1] = X[:, 0] if rng.random() < 0.5 else 1 - X[:, 0]
+    if rng.random() < 0.3:                  # duplicated rows
+        X = X[rng.integers(0, n, n)]
+    y = rng.integers(0, K, n)
+    kind = rng.random()
+    if kind < 0.3:
+        w = rng.integers(1, 5, n).astype(float)
+    elif kind < 0.4:
+        w = rng.integers(0, 3, n).astype(float)  # some rows weigh nothing
+    elif kind < 0.5:
+        w = rng.random(n) * 3                    # fractional weights
+    else:
+        w = np.ones(n)
+    return X, y, w, K
+
+
+def test_the_exhaustive_search_is_what_enumerating_every_tree_gives():
+    for seed in range(40):
+        X, y, w, K = _random_case(seed)
+        X = X[:, :3]
+        for depth in (0, 1, 2):
+            assert _exhaustive(X, y, w, K, depth) == pytest.approx(
+                _enumerated(X, y, w, K, depth)), seed
+
+
+def _offset(X, y, w, n_classes):
+    """(K-1) * min_k c_k summed over distinct rows with class weights c_k."""
+    total = 0.0
+    for row in {tuple(r) for r in X[w > 0]}:
+        same = (X == row).all(axis=1) & (w > 0)
+        total += (n_classes - 1) * np.bincount(y[same], weights=w[same],
+                                               minlength=n_classes).min()
+    return total
+
+
+def test_optimal_error_equals_exhaustive_search():
+    cases = 0
+    for seed in range(130):
+        X, y, w, K = _random_case(seed)
+        for depth in range(4):
+            expected = _exhaustive(X, y, w, K, depth)
+            data = _dataset(X, y, w, K)
+            preprocess = seed % 2 == 0
+            result = train(data, "blossom", {"depth": depth, "preprocess": preprocess})
+            where = (seed, depth)
+            assert result.optimal and result.status == Status.OPTIMAL, where
+            assert result.train_error == pytest.approx(expected, abs=1e-9), where
+            assert result.tree.error(X, y, w) == result.train_error, where
+            assert result.stats["kernel_error"] == pytest.approx(expected, abs=1e-9), where
+            assert result.lower_bound == result.train_error, where
+            assert result.tree.depth <= depth, where
+            errors = [e for _, e, _ in result.incumbents]
+            assert errors == sorted(errors, reverse=True), where
+            if preprocess:
+                assert result.stats["inconsistent_offset"] == pytest.approx(
+                    _offset(X, y, w, K)), where
+            cases += 1
+    assert cases >= 500
+
+
+def test_bound_and_preprocessing_options_keep_the_optimum():
+    rng = np.random.default_rng(7)
+    for trial in range(25):
+        n, F, K = int(rng.integers(30, 90)), int(rng.integers(5, 9)), int(rng.integers(2, 4))
+        X = (rng.random((n, F)) < 0.5).astype(np.uint8)
+        y = ((X[:, 0] ^ X[:, 1]) | (X[:, 2] & X[:, 3])).astype(np.int64) % K
+        noisy = rng.random(n) < 0.2
+        y[noisy] = rng.integers(0, K, noisy.sum())
+        w = rng.integers(1, 4, n).astype(float)
+        expected = _exhaustive(X, y, w, K, 4)
+        for params in ({}, {"lower_bound": False}, {"preprocess": False}):
+            result = train(_dataset(X, y, w, K), "blossom", {"depth": 4, **params})
+            assert result.optimal and result.train_error == expected, (trial, params)
+
+
+# ------------------------------------------------------------------ pystreed
+STREED_CASES = [("zoo-1", (2, 3, 4)), ("hepatitis", (2, 3, 4)), ("lymph", (2, 3, 4)),
+                ("vote", (2, 3, 4)), ("tic-tac-toe", (2, 3, 4)), ("primary-tumor", (2, 3, 4)),
+                ("soybean", (2, 3)), ("heart-cleveland", (2, 3))]
+
+
+def _streed_error(data, depth):
+    """pystreed's optimal misclassification count (None unless proven optimal).
+
+    Accuracy objective, max_depth = depth, every tree of that depth allowed
+    (max_num_nodes = 2^depth - 1 by default) and no minimum leaf size (1 row).
+    """
+    streed = pytest.importorskip("pystreed")
+    X = data.X.astype(np.int64)
+    clf = streed.STreeDClassifier(max_depth=depth, min_leaf_node_size=1, time_limit=60)
+    clf.fit(X, data.y)
+    if not clf.fit_result.is_optimal():
+        return None
+    return float((clf.predict(X) != data.y).sum())
+
+
+@pytest.mark.parametrize("name,depths", STREED_CASES, ids=[c[0] for c in STREED_CASES])
+def test_same_optimum_as_pystreed_on_cp4im(name, depths):
+    data = _cp4im(name)
+    for depth in depths:
+        expected = _streed_error(data, depth)
+        result = train(data, "blossom", {"depth": depth}, time_limit=60)
+        assert result.optimal, (name, depth)
+        assert expected is not None and result.train_error == expected, (name, depth)
+
+
+@pytest.mark.parametrize("relative", ["inferdt/iris.csv", "inferdt/wine.csv",
+                                      "inferdt/balance-scale.csv", "odd/car-evaluation.csv",
+                                      "odd/dermatology.csv"])
+def test_same_optimum_as_pystreed_on_multiclass_data(relative):
+    data = _shared(relative, "quantile:4")
+    assert data.n_classes >= 3
+    for depth in (2, 3):
+        expected = _streed_error(data, depth)
+        result = train(data, "blossom", {"depth": depth}, time_limit=60)
+        assert result.optimal and result.train_error == expected, (relative, depth)
+
+
+def test_lower_bound_prunes_and_agrees():
+    data = _cp4im("lymph")
+    with_bound = train(data, "blossom", {"depth": 4})
+    without = train(data, "blossom", {"depth": 4, "lower_bound": False})
+    assert with_bound.stats["pruned_by_bound"] > 0 and without.stats["pruned_by_bound"] == 0
+    assert with_bound.optimal and without.optimal
+    assert with_bound.train_error == without.train_error == _streed_error(data, 4)
+
+
+# ------------------------------------------------------------------ anytime, monitor
+@pytest.fixture(scope="module")
+def splice():
+    return _cp4im("splice-1")
+
+
+def test_time_limit_returns_promptly_with_a_valid_incumbent(splice):
+    streamed = []
+    monitor = Monitor(0.3, on_incumbent=lambda tree, t, e, lb: streamed.append((tree, e, lb)))
+    start = time.monotonic()
+    result = train(splice, "blossom", {"depth": 8}, monitor=monitor)
+    took = time.monotonic() - start
+    assert took < 0.3 + 0.2
+    assert result.status == Status.TIME_LIMIT and not result.optimal
+    assert result.tree.depth <= 8
+    assert result.tree.error(splice.X, splice.y, splice.w) == result.train_error
+    assert result.lower_bound <= result.train_error
+    errors = [e for _, e, _ in result.incumbents]
+    assert len(errors) >= 2 and all(a > b for a, b in itertools.pairwise(errors))
+    assert errors[-1] == result.train_error
+    # the first incumbent is the first complete dive (greedy quality, found at once)
+    assert result.incumbents[0][0] < 0.3
+    assert errors[0] == result.stats["first_tree_error"]
+    # every tree streamed to the live view is complete and has the error it claims
+    assert streamed and streamed[-1][1] == result.train_error
+    for tree, error, lower_bound in streamed:
+        assert tree.error(splice.X, splice.y, splice.w) == error
+        assert lower_bound <= error
+
+
+def test_cancel_from_another_thread_is_prompt(splice):
+    monitor = Monitor()
+    timer = threading.Timer(0.3, monitor.cancel)
+    start = time.monotonic()
+    timer.start()
+    result = train(splice, "blossom", {"depth": 8}, monitor=monitor)
+    assert time.monotonic() - start < 0.3 + 0.2
+    assert result.status == Status.CANCELLED and not result.optimal
+    assert result.tree.error(splice.X, splice.y, splice.w) == result.train_error
+
+
+def test_stops_with_a_proof_when_only_contradicting_rows_are_misclassified():
+    """hypothyroid has 17 rows that contradict identical rows of the other class; at depth
+    10 a tree erring only on them exists, which ends the search (no exhaustion needed)."""
+    data = _cp4im("hypothyroid")
+    result = train(data, "blossom", {"depth": 10}, time_limit=20)
+    assert result.optimal and result.status == Status.OPTIMAL
+    assert result.train_error == result.stats["unavoidable_error"] == 17
+    assert result.stats["inconsistent_offset"] == 17
+    assert result.time_s < 5
+
+
+def _rss():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc")
+def test_depth_10_on_the_largest_set_in_bounded_memory(splice):
+    pendigits = _cp4im("pendigits")
+    runs = []
+    for _ in range(3):
+        for data, limit in ((pendigits, 1.0), (splice, 0.4)):
+            result = train(data, "blossom", {"depth": 10}, time_limit=limit)
+            assert result.tree.error(data.X, data.y, data.w) == result.train_error
+            assert result.stats["peak_branches"] <= 2 ** 9
+            assert result.stats["peak_records"] <= 10 * 2 ** 10
+            runs.append(_rss())
+    assert runs[-1] - runs[1] < 40 * 2 ** 20
+
+
+# ------------------------------------------------------------------ weights and classes
+@pytest.mark.parametrize("relative,binarize", [("cp4im/primary-tumor.txt", None),
+                                               ("odd/contraceptive-method-choice.csv",
+                                                "quantile:4")])
+def test_merged_duplicates_give_the_same_optimum(relative, binarize):
+    if binarize is None:
+        data = _cp4im("primary-tumor")
+    else:
+        data = _shared(relative, binarize)
+    merged = merge_duplicates(data)
+    assert merged.n_rows < data.n_rows and merged.w.max() > 1
+    for preprocess in (True, False):
+        a = train(data, "blossom", {"depth": 3, "preprocess": preprocess})
+        b = train(merged, "blossom", {"depth": 3, "preprocess": preprocess})
+        assert a.optimal and b.optimal
+        assert a.train_error == b.train_error, preprocess
+        assert b.tree.error(data.X, data.y, data.w) == a.train_error
+    assert a.train_error >= a.stats["unavoidable_error"] > 0
+
+
+def test_scaled_weights_scale_the_error():
+    data = _cp4im("primary-tumor")
+    base = train(data, "blossom", {"depth": 3})
+    scaled = _dataset(data.X, data.y, data.w * 2.5, data.n_classes)
+    result = train(scaled, "blossom", {"depth": 3})
+    assert result.optimal and result.train_error == pytest.approx(2.5 * base.train_error)
+
+
+# ------------------------------------------------------------------ protocol
+def test_registered_as_the_default_with_its_parameters():
+    solver = get_solver("blossom")
+    assert default_solver_name() == "blossom"
+    assert solver.needs == "binary" and solver.proves_optimality and solver.title == "Blossom"
+    assert "\n" not in solver.summary
+    assert solver.resolve({"depth": "5", "preprocess": "off"}) == {
+        "depth": 5, "preprocess": False, "lower_bound": True}
+
+
+def test_tree_uses_the_original_columns_on_the_bundled_sample():
+    data = prepare(read_table(SAMPLES / "loans.csv"), PrepOptions(binarize="quantile:10"))
+    result = train(data, "blossom", {"depth": 3})
+    raw = train(data, "blossom", {"depth": 3, "preprocess": False})
+    assert result.optimal and raw.optimal and result.train_error == raw.train_error
+    tree = result.tree
+    assert tree.features is data.features
+    internal = tree.feature >= 0
+    assert (tree.threshold[internal] == 0.5).all()
+    frame = read_table(SAMPLES / "loans.csv").frame
+    predicted = tree.predict_frame(frame)
+    assert np.array_equal(predicted, tree.predict(data.X))
+    # class weights at each node are the training rows reaching it
+    assert tree.value[0].sum() == data.n_rows
+    leaves = tree.value[tree.feature < 0]
+    assert leaves.sum() == data.n_rows
+
+
+def test_redundant_features_are_dropped_and_mapped_back():
+    rng = np.random.default_rng(3)
+    base = (rng.random((80, 4)) < 0.5).astype(np.uint8)
+    y = (base[:, 1] & base[:, 2]) | (base[:, 3] & ~base[:, 1] & 1)
+    # columns: constant, base0, not base1, base1, base2, base2 again, base3
+    X = np.column_stack([np.ones(80, np.uint8), base[:, 0], 1 - base[:, 1], base[:, 1],
+                         base[:, 2], base[:, 2], base[:, 3]])
+    data = _dataset(X, y, np.ones(80), 2)
+    result = train(data, "blossom", {"depth": 2})
+    assert result.stats["features_used"] == 4
+    assert result.optimal and result.train_error == 0
+    used = set(result.tree.feature[result.tree.feature >= 0].tolist())
+    assert used <= {1, 2, 4, 6} and 2 in used  # original indices of the kept columns
+    assert np.array_equal(result.tree.predict(X), y)
