@@ -8,6 +8,7 @@ imports Qt.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -40,6 +41,19 @@ def run_headless(data: str | None) -> int:
                     render_image=render_image)
 
 
+def install_excepthook(window) -> None:
+    """A bug in a slot becomes a dialog (and a traceback on stderr), not a silent failure."""
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        previous(kind, value, tb)
+        from gui.worker import error_message
+        with contextlib.suppress(Exception):  # never fail while reporting a failure
+            window.show_error(error_message(value))
+
+    sys.excepthook = hook
+
+
 def run_gui(data: str | None) -> int:
     from PySide6.QtWidgets import QApplication
 
@@ -47,7 +61,9 @@ def run_gui(data: str | None) -> int:
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Orchard")
-    window = MainWindow(data)
+    app.setOrganizationName("Orchard")
+    window = MainWindow(data, warm_up=True)
+    install_excepthook(window)
     window.show()
     return app.exec()
 

@@ -1,37 +1,69 @@
-"""Orchard's main window: open a CSV file, pick an algorithm, watch the tree grow.
+"""Orchard's main window: open a table, choose how it becomes features, pick an
+algorithm, watch the tree improve, compare runs, export.
 
-Reading and preparing the data, and training, run in `Worker` threads so the window
-never freezes; improving trees found during a run arrive as signals and redraw the
-view (at most a few times a second).  Every problem the user can cause reaches them
-as the engine's one-sentence message in a dialog.
+Layout: a side panel (Data, Algorithm, Test accuracy, Run / Stop) beside three tabs,
+Data (column settings and the raw preview), Tree (the live tree and its anytime
+curve) and Results (figures, confusion matrices, history).  The status bar carries
+the run's figures.
 
-The window is built from small `_build_*` methods and keeps its state in a few
-attributes (`raw`, `dataset`, `result`, `tree`), so later features (parameter
-forms, anytime curves, prediction) can be added beside the existing ones.
+Everything slow runs in `Worker` threads: reading and typing a file, preparing it
+again after each option change, the JIT warm-up at start-up, training and
+cross-validation.  Improving trees arrive as signals and are drawn at most five
+times a second (large ones in slices, see `TreeView`).  Every problem the user can
+cause reaches them as one sentence in a dialog; closing the window stops the work
+and waits for it, so no thread outlives the window.
 """
 
 from __future__ import annotations
 
+import gc
 import html
-import math
+import sys
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout,
-                               QFrame, QGroupBox, QHBoxLayout, QLabel, QMainWindow,
-                               QMessageBox, QPushButton, QSizePolicy, QSpinBox,
-                               QSplitter, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSplitter,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from engine.data.columns import choose_target
-from engine.data.csv_reader import RawTable, read_table
-from engine.data.dataset import Dataset, PrepOptions, prepare
-from engine.solvers import get_solver, solver_names
+from engine.data.columns import ColumnKind
+from engine.data.dataset import PrepOptions
+from engine.evaluation import CrossValidation
+from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
-from engine.solvers.protocol import Result, Status
-from engine.training import train
+from engine.solvers.protocol import Status
+from engine.training import default_binarization
+from engine.warmup import warm_up as warm_up_solvers
+from gui import settings as user_settings
+from gui.algorithm_panel import AlgorithmPanel, is_sat
+from gui.column_model import ColumnsModel
+from gui.data_panel import DataPanel
+from gui.data_tasks import Prepared, prepare_table, read_and_prepare
+from gui.data_view import DataView
+from gui.evaluation_box import EvaluationBox
+from gui.export_dialog import ExportDialog
 from gui.image_export import FORMATS as IMAGE_FORMATS
 from gui.image_export import save_tree_image
+from gui.progress_chart import ProgressChart
+from gui.results_panel import ResultsPanel
+from gui.runs import RunRecord, run_task, status_text
+from gui.session import SUFFIX as SESSION_SUFFIX
+from gui.session import Session, is_session_file, load_session, save_session
+from gui.status_bar import RunFigures
 from gui.tree_view import TreeView
 from gui.worker import Worker, error_message
 
@@ -41,12 +73,7 @@ try:  # the text exports (rules, code, ...) come with the engine's export packag
 except ImportError:  # pragma: no cover - depends on the engine's version
     EXPORT_WRITERS, write_export = {}, None
 
-BINARIZATIONS = (
-    ("none", "None (thresholds)"),
-    ("quantile:4", "4 quantiles"),
-    ("quantile:10", "10 quantiles"),
-    ("midpoints", "All midpoints"),
-)
+SAMPLES_DIR = Path(__file__).resolve().parents[1] / "resources" / "samples"
 
 # Export kind -> (menu text, file extension); kinds not listed use their own name.
 EXPORT_KINDS = {
@@ -57,18 +84,29 @@ EXPORT_KINDS = {
     "json": ("Orchard model (JSON)…", "json"),
 }
 
-STATUS_TEXT = {
-    Status.OPTIMAL: "optimal",
-    Status.FINISHED: "finished",
-    Status.TIME_LIMIT: "time limit reached",
-    Status.CANCELLED: "stopped",
-    Status.MEMORY_LIMIT: "memory limit reached",
-    Status.INFEASIBLE: "no tree found",
-}
+HINT_COLOUR = "#505863"
+LIVE_REDRAW_MS = 200   # at most five redraws a second while a solver improves its tree
+TICK_MS = 100          # elapsed time during a run
+CURVE_TICKS = 4        # the curve reaches up to "now" every 4 ticks (sooner if it improved)
+PREPARE_DELAY_MS = 150  # option changes within this time are prepared once
+PANEL_WIDTH = 370
+TAB_DATA, TAB_TREE, TAB_RESULTS = range(3)
 
-HINT_COLOUR = "#505863"  # secondary text, still well above WCAG contrast on grey
-LIVE_REDRAW_MS = 200  # at most five redraws a second while a solver improves its tree
-PANEL_WIDTH = 300
+
+def settle_heap() -> None:
+    """Exempt the objects alive now (numba's compiler, Qt, pandas, the loaded table)
+    from Python's cyclic garbage collector.
+
+    A full collection walks every tracked object, and after numba has compiled the
+    kernels that took 250 ms of the event loop's time now and then during a run.
+    Frozen objects are still freed by reference counting as usual (only reference
+    cycles among them would wait until the process ends).  Freezing costs nothing.
+    """
+    gc.freeze()
+
+
+def sample_files() -> list[Path]:
+    return sorted(SAMPLES_DIR.glob("*.csv")) if SAMPLES_DIR.is_dir() else []
 
 
 def _format_count(value: float) -> str:
@@ -76,90 +114,142 @@ def _format_count(value: float) -> str:
 
 
 class MainWindow(QMainWindow):
-    data_ready = Signal(object)   # Dataset, after a file is read or re-prepared
+    prepared = Signal(object)     # Prepared, after a file is read or prepared again
+    data_ready = Signal(object)   # its Dataset (None when the options give no usable data)
     run_ended = Signal(object)    # Result, or None when the run failed
+    warmed_up = Signal(object)    # engine.warmup.WarmupReport
 
-    def __init__(self, path: str | None = None):
+    def __init__(self, path: str | None = None, warm_up: bool = False):
         super().__init__()
         self.setWindowTitle("Orchard")
-        self.resize(1280, 800)
+        self.resize(1320, 840)
+        self.setAcceptDrops(True)
         self.path: Path | None = None
-        self.raw: RawTable | None = None
-        self.dataset: Dataset | None = None
-        self.result: Result | None = None
+        self.raw = None
+        self.infos: list = []
+        self.prep: Prepared | None = None
+        self.dataset = None
+        self.result = None
         self.tree = None                   # tree on display (an incumbent while running)
+        self.current_run: RunRecord | None = None
         self.last_error: str | None = None
+        self.warmup_report = None
         self._load_worker: Worker | None = None
+        self._prep_worker: Worker | None = None
         self._run_worker: Worker | None = None
+        self._warmup_worker: Worker | None = None
+        self._prep_pending = False
+        self._pending_choices: dict[str, str] = {}
+        self._keep_run = False
         self._monitor: Monitor | None = None
-        self._pending_incumbent: tuple | None = None
-        self._run_data: Dataset | None = None
-        self._load_path: Path | None = None
+        self._run_context: dict | None = None
+        self._pending_incumbent = None
+        self._live_figures: tuple[float, float] | None = None   # (error, bound)
+        self._testing = False
+        self._ticks = 0
+        self._switch_note = ("", "")   # (why binarisation was switched, to what)
         self._closing = False
         self._message_box: QMessageBox | None = None
+        self._export_dialog: ExportDialog | None = None
+        self._run_numbers = 0
 
-        self._redraw_timer = QTimer(self)
-        self._redraw_timer.setSingleShot(True)
-        self._redraw_timer.setInterval(LIVE_REDRAW_MS)
+        self._redraw_timer = QTimer(self, singleShot=True, interval=LIVE_REDRAW_MS)
         self._redraw_timer.timeout.connect(self._draw_pending_incumbent)
+        self._tick_timer = QTimer(self, interval=TICK_MS)
+        self._tick_timer.timeout.connect(self._tick)
+        self._prepare_timer = QTimer(self, singleShot=True, interval=PREPARE_DELAY_MS)
+        self._prepare_timer.timeout.connect(self._start_prepare)
 
+        self.columns = ColumnsModel(self)
+        self.columns.changed.connect(self._options_changed)
         self._build_actions()
         self._build_menus()
         self._build_central()
         self._build_status_bar()
+        self._algorithm_changed(self.algorithm())
         self._update_controls()
+        if warm_up:
+            self.figures.set_warmup("compiling solvers…")
+            QTimer.singleShot(0, self._start_warmup)   # once the window is on screen
         if path is not None:
             self.load_path(path)
 
     # ================================================================== layout
     def _build_actions(self) -> None:
-        self.open_action = QAction("&Open CSV…", self, shortcut=QKeySequence.Open,
-                                   triggered=self.open_file_dialog)
-        self.export_image_action = QAction("Export &image…", self,
-                                           shortcut=QKeySequence("Ctrl+E"),
-                                           triggered=self.export_image_dialog)
+        def action(text, slot, shortcut=None, tip=None) -> QAction:
+            a = QAction(text, self)
+            if shortcut is not None:
+                a.setShortcut(QKeySequence(shortcut))
+            if tip:
+                a.setStatusTip(tip)
+            a.triggered.connect(slot)
+            return a
+
+        self.open_action = action("&Open CSV…", self.open_file_dialog, QKeySequence.Open)
+        self.open_session_action = action("Open &session…", self.open_session_dialog)
+        self.save_session_action = action("&Save session…", self.save_session_dialog,
+                                          QKeySequence.Save)
+        self.export_action = action("&Export…", self.export_dialog_all, "Ctrl+E")
+        self.export_image_action = action("Export &picture…", self.export_image_dialog,
+                                          "Ctrl+Shift+E")
         self.export_actions: dict[str, QAction] = {}
         for kind in EXPORT_WRITERS:
             text, _ = EXPORT_KINDS.get(kind, (f"{kind}…", kind))
-            action = QAction(text, self)
-            action.triggered.connect(lambda _=False, k=kind: self.export_dialog(k))
-            self.export_actions[kind] = action
-        self.quit_action = QAction("&Quit", self, shortcut=QKeySequence.Quit,
-                                   triggered=self.close)
-        self.fit_action = QAction("&Fit to window", self, shortcut=QKeySequence("Ctrl+0"),
-                                  triggered=lambda: self.view.fit())
-        self.zoom_in_action = QAction("Zoom &in", self, shortcut=QKeySequence.ZoomIn,
-                                      triggered=lambda: self.view.zoom_by(1.25))
-        self.zoom_out_action = QAction("Zoom &out", self, shortcut=QKeySequence.ZoomOut,
-                                       triggered=lambda: self.view.zoom_by(0.8))
-        self.run_action = QAction("&Run", self, shortcut=QKeySequence("Ctrl+R"),
-                                  triggered=self.run)
-        self.stop_action = QAction("&Stop", self, shortcut=QKeySequence("Esc"),
-                                   triggered=self.stop)
+            self.export_actions[kind] = action(text, lambda _=False, k=kind:
+                                               self.export_dialog(k))
+        self.quit_action = action("&Quit", self.close, QKeySequence.Quit)
+        self.fit_action = action("&Fit to window", lambda: self.view.fit(), "Ctrl+0")
+        self.zoom_in_action = action("Zoom &in", lambda: self.view.zoom_by(1.25),
+                                     QKeySequence.ZoomIn)
+        self.zoom_out_action = action("Zoom &out", lambda: self.view.zoom_by(0.8),
+                                      QKeySequence.ZoomOut)
+        self.run_action = action("&Run", self.run, "Ctrl+R")
+        self.stop_action = action("&Stop", self.stop, "Esc")
+        self.about_action = action("&About Orchard", self._about)
 
     def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
         file_menu.addAction(self.open_action)
+        self.recent_menu = file_menu.addMenu("Open &recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.sample_menu = file_menu.addMenu("Open s&ample")
+        for path in sample_files():
+            a = self.sample_menu.addAction(path.name)
+            a.triggered.connect(lambda _=False, p=path: self.load_path(p))
+        self.sample_menu.setEnabled(bool(sample_files()))
         file_menu.addSeparator()
+        file_menu.addAction(self.open_session_action)
+        file_menu.addAction(self.save_session_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.export_action)
         file_menu.addAction(self.export_image_action)
-        if self.export_actions:
-            export_menu = file_menu.addMenu("Export &rules and code")
-            for action in self.export_actions.values():
-                export_menu.addAction(action)
-            self.export_menu = export_menu
+        self.export_menu = file_menu.addMenu("Export rules and &code")
+        for a in self.export_actions.values():
+            self.export_menu.addAction(a)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
-        view_menu = self.menuBar().addMenu("&View")
-        for action in (self.fit_action, self.zoom_in_action, self.zoom_out_action):
-            view_menu.addAction(action)
-        tree_menu = self.menuBar().addMenu("&Tree")
-        tree_menu.addAction(self.run_action)
-        tree_menu.addAction(self.stop_action)
+        self.file_menu = file_menu
+        view_menu = bar.addMenu("&View")
+        for a in (self.fit_action, self.zoom_in_action, self.zoom_out_action):
+            view_menu.addAction(a)
+        run_menu = bar.addMenu("&Run")
+        run_menu.addAction(self.run_action)
+        run_menu.addAction(self.stop_action)
+        bar.addMenu("&Help").addAction(self.about_action)
 
     def _build_central(self) -> None:
         splitter = QSplitter(Qt.Horizontal, self)
         splitter.addWidget(self._build_panel())
-        splitter.addWidget(self._build_tree_area())
+        self.tabs = QTabWidget(self)
+        self.data_view = DataView(self.columns, self)
+        self.tabs.addTab(self.data_view, "Data")
+        self.tabs.addTab(self._build_tree_tab(), "Tree")
+        self.results = ResultsPanel(self)
+        self.results.runs_selected.connect(self._runs_selected)
+        self.results.run_activated.connect(self.show_run)
+        self.tabs.addTab(self.results, "Results")
+        splitter.addWidget(self.tabs)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
         splitter.setCollapsible(1, False)
@@ -167,80 +257,59 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(splitter)
 
     def _build_panel(self) -> QWidget:
-        panel = QWidget(self)
-        panel.setMinimumWidth(240)
-        panel.setMaximumWidth(420)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.NoFrame)
+        scroll.setMinimumWidth(330)
+        scroll.setMaximumWidth(460)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        panel = QWidget(scroll)
         layout = QVBoxLayout(panel)
-        layout.setContentsMargins(10, 10, 6, 10)
-
-        data_box = QGroupBox("Data", panel)
-        data_form = QFormLayout(data_box)
-        data_form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
-        open_button = QPushButton("Open CSV…", data_box)
-        open_button.clicked.connect(self.open_file_dialog)
-        self.open_button = open_button
-        data_form.addRow(open_button)
-        self.target_combo = QComboBox(data_box)
-        self.target_combo.setToolTip("The column holding the class to predict.")
-        self.target_combo.currentIndexChanged.connect(self._options_changed)
-        data_form.addRow("Target:", self.target_combo)
-        self.binarize_combo = QComboBox(data_box)
-        for spec, text in BINARIZATIONS:
-            self.binarize_combo.addItem(text, spec)
-        self.binarize_combo.setToolTip(
-            "How numeric columns become tests. Solvers that need 0/1 features require "
-            "quantiles or midpoints.")
-        self.binarize_combo.currentIndexChanged.connect(self._options_changed)
-        data_form.addRow("Binarisation:", self.binarize_combo)
-        layout.addWidget(data_box)
-
-        algo_box = QGroupBox("Algorithm", panel)
-        algo_form = QFormLayout(algo_box)
-        algo_form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
-        self.algorithm_combo = QComboBox(algo_box)
-        for index, name in enumerate(solver_names()):
-            solver = get_solver(name)
-            self.algorithm_combo.addItem(solver.title, name)
-            self.algorithm_combo.setItemData(index, solver.summary, Qt.ToolTipRole)
-        self.algorithm_combo.currentIndexChanged.connect(self._algorithm_changed)
-        algo_form.addRow(self.algorithm_combo)
-        self.algorithm_summary = QLabel(algo_box)
-        self.algorithm_summary.setWordWrap(True)
-        self.algorithm_summary.setStyleSheet(f"color: {HINT_COLOUR};")
-        self.algorithm_summary.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Minimum)
-        algo_form.addRow(self.algorithm_summary)
-        self.depth_spin = QSpinBox(algo_box)
-        self.depth_spin.setValue(3)
-        algo_form.addRow("Maximum depth:", self.depth_spin)
-        self.time_spin = QDoubleSpinBox(algo_box)
-        self.time_spin.setRange(0, 24 * 3600)
-        self.time_spin.setDecimals(0)
-        self.time_spin.setSingleStep(10)
-        self.time_spin.setSuffix(" s")
-        self.time_spin.setSpecialValueText("no limit")
-        self.time_spin.setValue(60)
-        self.time_spin.setToolTip("Stop the search after this many seconds and keep the "
-                                  "best tree found (0 = no limit).")
-        algo_form.addRow("Time limit:", self.time_spin)
-        layout.addWidget(algo_box)
+        layout.setContentsMargins(10, 8, 8, 8)
+        self.data_panel = DataPanel(sample_files(), panel)
+        self.data_panel.open_requested.connect(self.open_file_dialog)
+        self.data_panel.sample_requested.connect(self.load_path)
+        self.data_panel.options_changed.connect(self._options_changed)
+        layout.addWidget(self.data_panel)
+        self.algo_panel = AlgorithmPanel(panel)
+        self.algo_panel.algorithm_changed.connect(self._algorithm_changed)
+        layout.addWidget(self.algo_panel)
+        self.evaluation_box = EvaluationBox(panel)
+        layout.addWidget(self.evaluation_box)
 
         buttons = QHBoxLayout()
-        self.run_button = QPushButton("Run", panel)
+        self.run_button = QPushButton("▶  Run", panel)
         self.run_button.setDefault(True)
+        self.run_button.setToolTip("Train the chosen algorithm on the prepared data "
+                                   "(Ctrl+R).")
         self.run_button.clicked.connect(self.run)
-        self.stop_button = QPushButton("Stop", panel)
+        self.stop_button = QPushButton("■  Stop", panel)
+        self.stop_button.setToolTip("Stop the search and keep the best tree found (Esc).")
         self.stop_button.clicked.connect(self.stop)
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.stop_button)
         layout.addLayout(buttons)
+        self.run_hint = QLabel(panel)
+        self.run_hint.setWordWrap(True)
+        self.run_hint.setStyleSheet(f"color: {HINT_COLOUR};")
+        layout.addWidget(self.run_hint)
         layout.addStretch(1)
-        self._algorithm_changed()
-        return panel
+        scroll.setWidget(panel)
+        # Short names used throughout (and by tests).
+        self.target_combo = self.data_panel.target_combo
+        self.binarize_combo = self.data_panel.binarize_combo
+        self.depth_spin = self.algo_panel.depth_spin
+        self.time_spin = self.algo_panel.time_spin
+        self.algorithm_combo = self.algo_panel.combo
+        self.open_button = self.data_panel.open_button
+        return scroll
 
-    def _build_tree_area(self) -> QWidget:
-        area = QWidget(self)
+    def _build_tree_tab(self) -> QWidget:
+        # Trees are wide, curves are wide: the chart sits under the tree, full width.
+        splitter = QSplitter(Qt.Vertical, self)
+        area = QWidget(splitter)
         layout = QVBoxLayout(area)
-        layout.setContentsMargins(6, 10, 10, 6)
+        layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(6)
         top = QHBoxLayout()
         self.summary_label = QLabel("No data loaded.", area)
@@ -256,25 +325,36 @@ class MainWindow(QMainWindow):
             button.setToolTip(tip)
             button.clicked.connect(slot)
             top.addWidget(button)
-        self.report_label = QLabel(area)
-        self.report_label.setWordWrap(True)
-        self.report_label.setStyleSheet(f"color: {HINT_COLOUR};")
-        self.report_label.hide()
         layout.addLayout(top)
-        layout.addWidget(self.report_label)
         self.view = TreeView(area)
+        self.view.path_hovered.connect(self._path_hovered)
         frame = QFrame(area)
         frame.setFrameShape(QFrame.StyledPanel)
         frame_layout = QVBoxLayout(frame)
         frame_layout.setContentsMargins(1, 1, 1, 1)
         frame_layout.addWidget(self.view)
         layout.addWidget(frame, 1)
-        return area
+        self.path_label = QLabel("Hover over a node to highlight its path from the root.",
+                                 area)
+        self.path_label.setStyleSheet(f"color: {HINT_COLOUR};")
+        self.path_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+        layout.addWidget(self.path_label)
+        self.chart = ProgressChart(splitter)
+        splitter.addWidget(area)
+        splitter.addWidget(self.chart)
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 0)
+        splitter.setCollapsible(0, False)
+        splitter.setSizes([560, 230])
+        return splitter
 
     def _build_status_bar(self) -> None:
         self.result_label = QLabel("Ready.", self)
         self.result_label.setContentsMargins(6, 0, 6, 0)
+        self.result_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         self.statusBar().addWidget(self.result_label, 1)
+        self.figures = RunFigures(self)
+        self.statusBar().addPermanentWidget(self.figures)
 
     # ================================================================== state
     @property
@@ -282,27 +362,49 @@ class MainWindow(QMainWindow):
         return self._load_worker is not None
 
     @property
+    def preparing(self) -> bool:
+        return self._prep_worker is not None or self._prepare_timer.isActive()
+
+    @property
     def running(self) -> bool:
         return self._run_worker is not None
 
     def _update_controls(self) -> None:
         busy = self.loading or self.running
-        has_data = self.dataset is not None
-        for widget in (self.open_button, self.target_combo, self.binarize_combo):
-            widget.setEnabled(not busy)
-        self.target_combo.setEnabled(not busy and self.raw is not None)
-        self.open_action.setEnabled(not busy)
-        self.run_button.setEnabled(has_data and not busy)
-        self.run_action.setEnabled(has_data and not busy)
+        self.data_panel.set_busy(self.loading or self.running)
+        self.data_panel.set_table_loaded(self.raw is not None and not busy)
+        self.data_view.columns_view.setEnabled(not busy)
+        for a in (self.open_action, self.open_session_action):
+            a.setEnabled(not busy)
+        self.recent_menu.setEnabled(not busy)
+        self.sample_menu.setEnabled(not busy and bool(sample_files()))
+        self.algo_panel.setEnabled(not self.running)
+        self.evaluation_box.setEnabled(not self.running)
+        can_run = self.dataset is not None and not busy and not self.preparing
+        self.run_button.setEnabled(can_run)
+        self.run_action.setEnabled(can_run)
         self.stop_button.setEnabled(self.running)
         self.stop_action.setEnabled(self.running)
-        has_tree = self.tree is not None
-        self.export_image_action.setEnabled(has_tree)
-        for action in self.export_actions.values():
-            action.setEnabled(has_tree and hasattr(self.tree, "branch_conditions"))
+        has_tree = self.tree is not None and hasattr(self.tree, "branch_conditions")
+        for a in (self.export_action, self.export_image_action, *self.export_actions.values()):
+            a.setEnabled(has_tree)
+        self.save_session_action.setEnabled(self.path is not None or bool(self.results.runs))
+        if self.running:
+            hint = "Running… Stop keeps the best tree found so far."
+        elif self.raw is None:
+            hint = "Open a CSV file to start."
+        elif self.preparing:
+            hint = "Preparing the data…"
+        elif self.dataset is None:
+            hint = "Fix the problem shown under Data to run."
+        else:
+            hint = ""
+        self.run_hint.setText(hint)
+        self.run_hint.setVisible(bool(hint))
 
     def set_status(self, text: str) -> None:
         self.result_label.setText(text)
+        self.result_label.setToolTip(text)   # the whole sentence when the bar clips it
 
     def show_error(self, message: str) -> None:
         """Tell the user what went wrong, in the engine's own sentence."""
@@ -315,152 +417,393 @@ class MainWindow(QMainWindow):
         box.open()  # window-modal but not blocking
         self._message_box = box
 
+    def _about(self) -> None:
+        QMessageBox.about(self, "About Orchard",
+                          "<b>Orchard</b><br>Optimal decision trees from your own CSV files,"
+                          " live.<br>Algorithms: " + ", ".join(
+                              html.escape(get_solver(n).title)
+                              for n in self.algo_panel_names()))
+
+    def algo_panel_names(self) -> list[str]:
+        combo = self.algorithm_combo
+        return [combo.itemData(i) for i in range(combo.count())]
+
+    # ================================================================ warm-up
+    def _start_warmup(self) -> None:
+        if self._closing or self._warmup_worker is not None:
+            return
+        worker = Worker(warm_up_solvers, name="orchard-warmup",
+                        should_stop=lambda: self._closing,
+                        on_solver=lambda name, seconds: worker.report((name, seconds)))
+        worker.partial.connect(lambda p: self.figures.set_warmup(
+            f"compiling solvers… {p[0]} ready"))
+        worker.finished.connect(self._warmup_done)
+        worker.errored.connect(lambda message: self._warmup_done(None, message))
+        self._warmup_worker = worker
+        worker.start()
+
+    def _warmup_done(self, report, message: str = "") -> None:
+        self._warmup_worker = None
+        self.warmup_report = report
+        if self._closing:
+            return
+        if report is None or report.errors:
+            problems = message or "; ".join(f"{k}: {v}" for k, v in report.errors.items())
+            print(f"Orchard: solver warm-up failed: {problems}", file=sys.stderr)
+            self.figures.set_warmup("solver warm-up incomplete")
+            self.figures.labels["warmup"].setToolTip(problems)
+        else:
+            self.figures.set_warmup(f"solvers ready ({report.total:.1f} s)")
+        settle_heap()
+        self.warmed_up.emit(report)
+
     # ============================================================ loading data
     def open_file_dialog(self) -> None:
-        start = str(self.path.parent) if self.path else ""
+        start = str(self.path.parent) if self.path else user_settings.last_folder("data")
         path, _ = QFileDialog.getOpenFileName(
             self, "Open a data file", start,
-            "Data files (*.csv *.tsv *.txt *.data);;All files (*)")
+            "Data files (*.csv *.tsv *.txt *.data *.dat);;Orchard sessions "
+            f"(*{SESSION_SUFFIX});;All files (*)")
         if path:
             self.load_path(path)
 
-    def load_path(self, path: str | Path) -> None:
-        """Read and prepare `path` in the background; `data_ready` follows."""
+    def _fill_recent_menu(self) -> None:
+        menu = self.recent_menu
+        menu.clear()
+        files = user_settings.recent_files()
+        for path in files:
+            a = menu.addAction(Path(path).name)
+            a.setToolTip(path)
+            a.setStatusTip(path)
+            a.triggered.connect(lambda _=False, p=path: self.load_path(p))
+        if not files:
+            menu.addAction("(no recent files)").setEnabled(False)
+        menu.addSeparator()
+        menu.addAction("Clear the list", user_settings.clear_recent_files)
+
+    def dragEnterEvent(self, event) -> None:
+        if any(url.isLocalFile() for url in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        files = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
+        if files:
+            event.acceptProposedAction()
+            self.load_path(files[0])
+
+    def load_path(self, path: str | Path, settings: dict | None = None) -> None:
+        """Read and prepare `path` in the background (`prepared` follows).
+
+        `settings` (from a session) fixes target, column uses and the other options;
+        otherwise the file gets automatic choices and the panel's missing-value policy,
+        binarisation and cleaning.
+        """
         if self.loading or self.running:
             self.show_error("Please wait until the current task has finished "
                             "(or stop the run) before opening another file.")
             return
         path = Path(path)
-        self.set_status(f"Reading {path.name}…")
-        self._start_load(Worker(_read_and_prepare, path, self._binarize(),
-                                name="orchard-read"), path)
-
-    def _options_changed(self) -> None:
-        """Target or binarisation changed: prepare the table again."""
-        if self.raw is None or self.loading or self.running:
+        if is_session_file(path) and settings is None:
+            self.open_session(path)
             return
-        self.set_status("Preparing the data…")
-        self._start_load(Worker(_prepare_again, self.raw, self._current_target(),
-                                self._binarize(), name="orchard-prepare"), self.path)
-
-    def _start_load(self, worker: Worker, path: Path | None) -> None:
-        self._load_path = path
+        if settings is not None:
+            options = self._options_from_settings(settings)
+            self._pending_choices = dict(settings.get("columns", {}))
+        else:
+            if self._binary_switch_needed():
+                self._switch_to_binary(notify=False)
+            options = PrepOptions(missing=self.data_panel.missing(),
+                                  binarize=self.data_panel.binarize(),
+                                  **self.data_panel.cleaning())
+            self._pending_choices = {}
+        self.set_status(f"Reading {path.name}…")
+        self.data_panel.show_progress(f"Reading {path.name}…", 0.02)
+        worker = Worker(read_and_prepare, path, options, name="orchard-read",
+                        report_arg="report")
+        worker.partial.connect(self._load_progress)
         worker.finished.connect(self._loaded)
         worker.errored.connect(self._load_failed)
         worker.cancelled.connect(self._load_failed)
         self._load_worker = worker
+        self._prepare_timer.stop()
         self._update_controls()
         worker.start()
 
-    def _loaded(self, outcome: tuple[RawTable, Dataset]) -> None:
+    def _load_progress(self, payload) -> None:
+        if self.sender() is not self._load_worker or self._closing:
+            return
+        if payload[0] == "stage":
+            _, text, fraction = payload
+            self.data_panel.show_progress(text, fraction)
+            self.set_status(text)
+
+    def _loaded(self, prep: Prepared) -> None:
         if self.sender() is not self._load_worker or self._closing:
             return
         self._load_worker = None
-        raw, data = outcome
-        new_file = raw is not self.raw
-        self.raw, self.dataset = raw, data
-        if new_file:
-            self.path = self._load_path
-            self.setWindowTitle(f"Orchard — {self.path.name}")
-            self._fill_targets(list(raw.frame.columns), data.prep.target)
-            self.result, self.tree = None, None
+        self.raw, self.infos, self.path = prep.raw, prep.infos, prep.path
+        self.setWindowTitle(f"Orchard — {prep.path.name}")
+        user_settings.add_recent_file(prep.path)
+        user_settings.remember_folder("data", prep.path)
+        columns = [str(c) for c in prep.raw.frame.columns]
+        self.columns.set_table(prep.infos)
+        self.columns.set_choices(self._pending_choices)
+        self._pending_choices = {}
+        self.data_panel.set_columns(columns, prep.target)
+        with self.data_panel.quietly():
+            self.data_panel.set_missing(prep.options.missing)
+            self.data_panel.set_binarize(prep.options.binarize, notify=False)
+            self.data_panel.set_cleaning({
+                "drop_inconsistent": prep.options.drop_inconsistent,
+                "merge_duplicates": prep.options.merge_duplicates,
+                "remove_redundant": prep.options.remove_redundant})
+        self.data_view.show_table(prep.path.name, prep.raw, prep.infos)
+        self.data_panel.show_file(f"<b>{html.escape(prep.path.name)}</b><br>"
+                                  f"{prep.n_rows:,} rows × {len(columns)} columns "
+                                  f"(read in {prep.seconds:.1f} s)", str(prep.path))
+        if self._keep_run:             # a session: its last run stays on display
+            self._keep_run = False
+        else:
+            self.result, self.tree, self.current_run = None, None, None
             self.view.show_message("Press Run to grow a tree.")
-        self._show_summary()
-        self.set_status("Data ready: choose an algorithm and press Run.")
-        self._update_controls()
-        self.data_ready.emit(data)
+            self.chart.clear_all()
+            self.figures.clear()
+            self.results.show_run(None)
+        self.tabs.setCurrentIndex(TAB_DATA)
+        self._apply_prepared(prep)
+        self.data_view.fit_preview_columns()
+        if self._binary_switch_needed():  # a session chose "none" for a binary-only solver
+            self._switch_to_binary()
+        settle_heap()
 
     def _load_failed(self, message: str = "") -> None:
         if self.sender() is not self._load_worker or self._closing:
             return
         self._load_worker = None
-        if self.raw is not None and self._load_path == self.path:
-            self.dataset = None  # the new options do not give usable data
-            self.summary_label.setText(f"{self.path.name}: not usable with these options.")
-            self.report_label.hide()
+        self._keep_run = False
+        self._pending_choices = {}
+        self.data_panel.set_busy(False)
         self._update_controls()
         if message:
             self.show_error(message)
 
-    def _fill_targets(self, columns: list[str], target: str) -> None:
-        self.target_combo.blockSignals(True)
-        self.target_combo.clear()
-        self.target_combo.addItems([str(c) for c in columns])
-        self.target_combo.setCurrentIndex(max(0, columns.index(target)))
-        self.target_combo.blockSignals(False)
+    # ========================================================== preparation
+    def prep_options(self) -> PrepOptions:
+        """The options chosen in the panel and the column table."""
+        return PrepOptions(target=self.data_panel.target(), ignore=self.columns.ignore(),
+                           kinds=self.columns.kinds(), missing=self.data_panel.missing(),
+                           binarize=self.data_panel.binarize(),
+                           **self.data_panel.cleaning())
 
-    def _current_target(self) -> str | None:
-        text = self.target_combo.currentText()
-        return text if text else None
+    def data_settings(self) -> dict:
+        options = self.prep_options()
+        return {"file": self.path.name if self.path else None,
+                "target": options.target, "missing": options.missing,
+                "binarize": options.binarize, "columns": self.columns.choices(),
+                **self.data_panel.cleaning()}
 
-    def _binarize(self) -> str:
-        return self.binarize_combo.currentData()
+    def _options_from_settings(self, settings: dict) -> PrepOptions:
+        choices = settings.get("columns", {})
+        kinds = {n: c for n, c in choices.items() if c in ("continuous", "categorical")}
+        return PrepOptions(
+            target=settings.get("target"),
+            ignore=tuple(n for n, c in choices.items() if c == "ignore"),
+            kinds={n: ColumnKind.NUMERIC if c == "continuous" else ColumnKind.CATEGORICAL
+                   for n, c in kinds.items()},
+            missing=settings.get("missing", "impute"),
+            binarize=settings.get("binarize", "none"),
+            drop_inconsistent=bool(settings.get("drop_inconsistent")),
+            merge_duplicates=bool(settings.get("merge_duplicates")),
+            remove_redundant=bool(settings.get("remove_redundant")))
 
-    def _show_summary(self) -> None:
-        data, raw = self.dataset, self.raw
-        n_columns = len(raw.frame.columns)
-        text = (f"<b>{html.escape(self.path.name)}</b> — {data.n_rows:,} rows, "
-                f"{n_columns} columns, {data.n_classes} classes, {data.n_features:,} "
-                f"features after binarisation (target '{html.escape(data.prep.target)}')")
-        self.summary_label.setText(text)
-        self.summary_label.setToolTip(f"{self.path}\nClasses: "
-                                      f"{', '.join(map(str, data.class_names))}")
-        lines = data.report.lines()
-        self.report_label.setText(" ".join(lines))
-        self.report_label.setVisible(bool(lines))
+    def _options_changed(self) -> None:
+        """An option changed: prepare the table again shortly (in the background)."""
+        if self.raw is None or self.loading or self._closing:
+            return
+        self.columns.set_target(self.data_panel.target())
+        self.dataset = None   # stale until prepared again
+        self.set_status("Preparing the data…")
+        self.data_panel.show_progress("Preparing the data…", 0.3)
+        self._prepare_timer.start()
+        self._update_controls()
+
+    def _start_prepare(self) -> None:
+        if self.raw is None or self._closing:
+            return
+        if self._prep_worker is not None:
+            self._prep_pending = True
+            return
+        self._prep_pending = False
+        worker = Worker(prepare_table, self.raw, self.infos, self.prep_options(), path=self.path,
+                        name="orchard-prepare")
+        worker.finished.connect(self._prepared_again)
+        worker.errored.connect(self._prepare_failed)
+        worker.cancelled.connect(self._prepare_failed)
+        self._prep_worker = worker
+        self._update_controls()
+        worker.start()
+
+    def _prepared_again(self, prep: Prepared) -> None:
+        if self.sender() is not self._prep_worker or self._closing:
+            return
+        self._prep_worker = None
+        if self._prep_pending or self._prepare_timer.isActive():
+            self._prep_pending = False
+            self._start_prepare()   # options changed meanwhile: this result is stale
+            return
+        self._apply_prepared(prep)
+
+    def _prepare_failed(self, message: str = "") -> None:
+        if self.sender() is not self._prep_worker or self._closing:
+            return
+        self._prep_worker = None
+        self.data_panel.set_busy(False)
+        self._update_controls()
+        if message:
+            self.show_error(message)
+
+    def _apply_prepared(self, prep: Prepared) -> None:
+        self.prep = prep
+        self.dataset = prep.dataset
+        self.data_panel.set_busy(self.loading or self.running)
+        target = prep.target
+        self.columns.set_target(target)
+        if self.data_view.preview is not None:
+            self.data_view.preview.set_roles(target, self.columns.roles())
+        self._describe_preparation()
+        self._update_controls()
+        self.prepared.emit(prep)
+        self.data_ready.emit(prep.dataset)
+
+    def _describe_preparation(self) -> None:
+        """Features, notes and problems for the prepared data and the chosen algorithm."""
+        prep = self.prep
+        if prep is None:
+            return
+        data = prep.dataset
+        notes, problems = [], []
+        note, spec = self._switch_note
+        if note and spec == self.data_panel.binarize():
+            notes.append(note)
+        if data is None:
+            features = "<b>No training set</b> with these options."
+            problems.append(prep.problem or "These options give no usable data.")
+            self.summary_label.setText(f"<b>{html.escape(self.path.name)}</b> — "
+                                       "not usable with these options.")
+        else:
+            continuous = sum(1 for f in data.features if not f.binary)
+            kind = ("all 0/1" if continuous == 0 else
+                    f"{continuous} continuous, {data.n_features - continuous} 0/1")
+            features = (f"<b>{data.n_features:,} features</b> ({kind}) · "
+                        f"{data.n_rows:,} rows · {data.n_classes} classes")
+            notes += data.report.lines()
+            algorithm = self.algorithm()
+            if prep.inconsistent:
+                rows = prep.inconsistent
+                if is_sat(algorithm):
+                    problems.append(
+                        f"{rows:,} rows have the same features as rows of another class, "
+                        f"so no tree classifies every row correctly and "
+                        f"{get_solver(algorithm).title} will find none. Tick “Drop rows "
+                        "contradicting identical rows” or choose another algorithm.")
+                else:
+                    notes.append(f"{rows:,} rows have the same features as rows of another "
+                                 f"class: at least {rows:,} training errors are unavoidable.")
+            if get_solver(algorithm).needs == "binary" and not data.is_binary:
+                problems.append(f"{get_solver(algorithm).title} needs 0/1 features: choose "
+                                "quantile thresholds or every midpoint under Binarise.")
+            self.summary_label.setText(
+                f"<b>{html.escape(self.path.name)}</b> — {data.n_rows:,} rows, "
+                f"{data.n_classes} classes, {data.n_features:,} features "
+                f"(target '{html.escape(data.prep.target)}')")
+            self.summary_label.setToolTip("Classes: " + ", ".join(map(str, data.class_names)))
+        self.data_panel.show_preparation(features, notes, problems)
+        if data is None:
+            self.set_status(problems[0])
+        elif not self.running:
+            self.set_status(f"Data ready ({data.n_features:,} features): choose an "
+                            "algorithm and press Run.")
 
     # ================================================================ training
-    def _algorithm_changed(self) -> None:
-        solver = get_solver(self.algorithm())
-        self.algorithm_summary.setText(solver.summary)
-        self.algorithm_combo.setToolTip(solver.summary)
-        depth = next((p for p in solver.params if p.name == "depth"), None)
-        self.depth_spin.setEnabled(depth is not None)
-        if depth is not None:
-            self.depth_spin.setRange(int(depth.low if depth.low is not None else 0),
-                                     int(depth.high if depth.high is not None else 99))
-            self.depth_spin.setToolTip(depth.help)
-
     def algorithm(self) -> str:
-        return self.algorithm_combo.currentData()
+        return self.algo_panel.algorithm()
 
     def set_algorithm(self, name: str) -> None:
-        index = self.algorithm_combo.findData(name)
-        if index < 0:
-            raise ValueError(f"unknown algorithm {name!r}")
-        self.algorithm_combo.setCurrentIndex(index)
+        self.algo_panel.set_algorithm(name)
 
     def params(self) -> dict:
-        """Solver parameters from the form (the solver's defaults for the others)."""
-        solver = get_solver(self.algorithm())
-        names = {p.name for p in solver.params}
-        return {"depth": self.depth_spin.value()} if "depth" in names else {}
+        return self.algo_panel.params()
 
     def time_limit(self) -> float | None:
-        seconds = self.time_spin.value()
-        return seconds if seconds > 0 else None
+        return self.algo_panel.time_limit()
+
+    def _binary_switch_needed(self) -> bool:
+        return (get_solver(self.algorithm()).needs == "binary"
+                and self.data_panel.binarize() == "none")
+
+    def _switch_to_binary(self, notify: bool = True) -> None:
+        """Give a solver that needs 0/1 features its default binarisation, and say so."""
+        spec = default_binarization(self.algorithm())
+        title = get_solver(self.algorithm()).title
+        note = (f"{title} needs 0/1 features, so binarisation was switched to "
+                f"{spec.replace('quantile:', '')} quantile bins.")
+        self._switch_note = (note, spec)
+        self.data_panel.set_binarize(spec, notify=notify)   # prepares again if notified
+        if notify:
+            self.set_status(note)
+
+    def _algorithm_changed(self, name: str) -> None:
+        if not hasattr(self, "data_panel"):
+            return
+        if self._binary_switch_needed():
+            self._switch_to_binary(notify=self.raw is not None and not self.loading)
+        self._describe_preparation()
+        self._update_controls()
 
     def run(self) -> None:
-        """Train the chosen algorithm on the loaded data in the background."""
-        if self.dataset is None or self.loading or self.running:
+        """Train the chosen algorithm on the prepared data in the background."""
+        if self.dataset is None or self.loading or self.running or self.preparing:
             return
-        algorithm, data = self.algorithm(), self.dataset
-        monitor = Monitor(self.time_limit())
-        worker = Worker(train, data, algorithm, self.params(), monitor=monitor,
-                        on_cancel=monitor.cancel, name="orchard-train")
+        algorithm, data, params = self.algorithm(), self.dataset, self.params()
+        time_limit = self.time_limit()
+        plan = self.evaluation_box.plan()
+        try:
+            get_solver(algorithm).resolve(params)
+            validation = (CrossValidation(self.raw, self.prep.options, algorithm, params,
+                                          plan, time_limit) if plan is not None else None)
+        except Exception as exc:  # noqa: BLE001 - a parameter problem, shown to the user
+            self.show_error(error_message(exc))
+            return
+        monitor = Monitor(time_limit)
+
+        def cancel() -> None:
+            monitor.cancel()
+            if validation is not None:
+                validation.cancel()
+
+        worker = Worker(run_task, data, algorithm, params, monitor, validation,
+                        on_cancel=cancel, name="orchard-train", report_arg="report")
         monitor.on_incumbent = lambda tree, t, error, bound: worker.report(
-            (tree, float(t), float(error), float(bound)))
-        worker.partial.connect(self._incumbent)
+            ("incumbent", tree, float(t), float(error), float(bound)))
+        worker.partial.connect(self._run_progress)
         worker.finished.connect(self._run_finished)
         worker.errored.connect(self._run_failed)
         worker.cancelled.connect(self._run_failed)
         self._monitor, self._run_worker = monitor, worker
+        self._run_context = {"data": data, "algorithm": algorithm, "params": dict(params),
+                             "settings": self.data_settings(), "time_limit": time_limit}
         self._pending_incumbent = None
-        self._run_data = data
+        self._live_figures = None
+        self._testing = False
+        title = get_solver(algorithm).title
         self.view.fit()  # follow the new trees until the user zooms
-        self.set_status(f"Running {get_solver(algorithm).title}…")
+        self.chart.start_run(f"{title}, depth {params.get('depth', '—')}")
+        self.figures.set_figures("running", 0.0, None, None, None)
+        self.set_status(f"Running {title}…")
+        self.tabs.setCurrentIndex(TAB_TREE)
         self._update_controls()
         worker.start()
+        self._tick_timer.start()
 
     def stop(self) -> None:
         """Ask the running solver to stop; it returns the best tree found so far."""
@@ -468,22 +811,49 @@ class MainWindow(QMainWindow):
             self.set_status("Stopping…")
             self._run_worker.cancel()
 
-    def _incumbent(self, incumbent: tuple) -> None:
+    def _run_progress(self, payload) -> None:
         if self.sender() is not self._run_worker or self._closing:
             return
-        self._pending_incumbent = incumbent
-        _, t, error, bound = incumbent
-        self.set_status(f"Running… best so far: error {_format_count(error)}"
-                        f"{f', lower bound {_format_count(bound)}' if bound > 0 else ''}"
-                        f" after {t:.1f} s")
-        if not self._redraw_timer.isActive():
-            self._redraw_timer.start()
+        kind = payload[0]
+        if kind == "incumbent":
+            _, tree, t, error, bound = payload
+            if self._live_figures is None:
+                settle_heap()   # whatever the solver set up (numba included) stays put
+            self._pending_incumbent = tree
+            self._live_figures = (error, bound)
+            self.figures.set_figures("running", t, error, bound, False)
+            self.set_status(f"Running… best so far: error {_format_count(error)}"
+                            f"{f', lower bound {_format_count(bound)}' if bound > 0 else ''}"
+                            f" after {t:.1f} s")
+            if not self._redraw_timer.isActive():
+                self._redraw_timer.start()
+        elif kind == "phase":
+            self._testing = True
+            self._tick()   # the curve's final state before testing starts
+            self.figures.labels["status"].setText("testing")
+            self.set_status(payload[1])
+        elif kind == "fold":
+            _, fold, n = payload
+            self.set_status(f"Testing: split {fold.fold + 1} of {n} done, test accuracy "
+                            f"{100 * fold.test_accuracy:.1f}%")
+
+    def _tick(self) -> None:
+        monitor = self._monitor
+        if monitor is None or self._closing:
+            return
+        if self._testing:
+            return
+        elapsed = monitor.elapsed()
+        self.figures.set_elapsed(elapsed)
+        self._ticks += 1
+        count = len(monitor.incumbents)
+        if count != len(self.chart.points) or self._ticks % CURVE_TICKS == 0:
+            self.chart.set_points(list(monitor.incumbents), elapsed)
 
     def _draw_pending_incumbent(self) -> None:
         if self._pending_incumbent is None or self._closing:
             return
-        tree = self._pending_incumbent[0]
-        self._pending_incumbent = None
+        tree, self._pending_incumbent = self._pending_incumbent, None
         self._show_tree(tree)
 
     def _show_tree(self, tree) -> None:
@@ -494,21 +864,29 @@ class MainWindow(QMainWindow):
             self.view.show_message("This kind of model cannot be drawn yet.")
         self._update_controls()
 
-    def _run_finished(self, result: Result) -> None:
+    def _run_finished(self, outcome) -> None:
         if self.sender() is not self._run_worker or self._closing:
             return
+        context = self._run_context
         self._end_run()
+        result = outcome.result
+        self._run_numbers += 1
+        record = RunRecord.from_outcome(self._run_numbers, outcome, context["data"],
+                                        context["algorithm"], context["params"],
+                                        context["settings"], context["time_limit"])
         self.result = result
-        if result.tree is not None:
-            self._show_tree(result.tree)
-        self.set_status(self._result_text(result, self._run_data))
+        self.results.add_run(record)
+        self.show_run(record, switch_tab=False)
+        self.set_status(self._result_text(record))
         self._update_controls()
+        settle_heap()
         self.run_ended.emit(result)
 
     def _run_failed(self, message: str = "") -> None:
         if self.sender() is not self._run_worker or self._closing:
             return
         self._end_run()
+        self.figures.labels["status"].setText("failed" if message else "stopped")
         self._update_controls()
         if message:
             self.show_error(message)
@@ -517,31 +895,87 @@ class MainWindow(QMainWindow):
         self.run_ended.emit(None)
 
     def _end_run(self) -> None:
+        self._tick_timer.stop()
         self._redraw_timer.stop()
         self._pending_incumbent = None
-        self._run_worker, self._monitor = None, None
+        self._run_worker, self._monitor, self._run_context = None, None, None
+        self._testing = False
 
     @staticmethod
-    def _result_text(result: Result, data: Dataset) -> str:
-        total = float(data.w.sum())
-        accuracy = 1.0 - result.train_error / total if total > 0 else math.nan
-        parts = [f"Training error {_format_count(result.train_error)} of "
-                 f"{_format_count(total)}",
-                 f"accuracy {100 * accuracy:.1f}%"]
-        if result.lower_bound > 0 and not result.optimal:
-            parts.append(f"lower bound {_format_count(result.lower_bound)}")
-        parts.append(STATUS_TEXT.get(result.status, str(result.status)))
-        parts.append(f"{result.time_s:.2f} s")
-        if result.tree is not None and hasattr(result.tree, "n_leaves"):
-            parts.append(f"depth {result.tree.depth}, {result.tree.n_leaves} leaves")
+    def _result_text(run: RunRecord) -> str:
+        parts = [(f"Training error {_format_count(run.train_error)} of "
+                  f"{_format_count(run.total_weight)}"),
+                 f"accuracy {100 * run.train_accuracy:.1f}%"]
+        if run.evaluation is not None:
+            parts.append(run.evaluation.summary())
+        if run.lower_bound > 0 and not run.optimal:
+            parts.append(f"lower bound {_format_count(run.lower_bound)}")
+        parts.append(run.status_text)
+        parts.append(f"{run.time_s:.2f} s")
+        if hasattr(run.tree, "n_leaves"):
+            parts.append(f"depth {run.tree.depth}, {run.tree.n_leaves} leaves")
         return " · ".join(parts)
 
+    # ================================================================= results
+    def show_run(self, run: RunRecord, switch_tab: bool = True) -> None:
+        """Make `run` the current one: its tree, curve, figures (and exports)."""
+        self.current_run = run
+        self.results.show_run(run)
+        if run.tree is not None:
+            self._show_tree(run.tree)
+        self.chart.show_result(f"#{run.number} {run.title}, depth "
+                               f"{run.params.get('depth', '—')}", run.incumbents, run.time_s,
+                               run.train_error, run.lower_bound)
+        self.figures.set_figures(run.status_text, run.time_s, run.train_error,
+                                 run.lower_bound, run.optimal)
+        if switch_tab:
+            self.tabs.setCurrentIndex(TAB_TREE)
+
+    def _runs_selected(self, runs: list) -> None:
+        if len(runs) > 1:
+            self.chart.show_runs(runs)
+        elif len(runs) == 1 and not self.running:
+            self.show_run(runs[0], switch_tab=False)
+
+    def _path_hovered(self, text: str) -> None:
+        self.path_label.setText(f"Path: {text}" if text else
+                                "Hover over a node to highlight its path from the root.")
+
     # ================================================================= exports
+    def _export_folder(self) -> str:
+        folder = user_settings.last_folder("export")
+        if folder and Path(folder).is_dir():
+            return folder
+        if self.path is not None and self.path.resolve().parent != SAMPLES_DIR:
+            return str(self.path.parent)
+        return str(Path.home())   # not into the installed samples folder
+
+    def _base_name(self) -> str:
+        return self.path.stem if self.path else "tree"
+
+    def export_dialog_all(self) -> ExportDialog | None:
+        """The Export dialog (formats, previews, one folder); returned for tests."""
+        if self.tree is None:
+            return None
+        dialog = ExportDialog(self.tree, self._export_folder(), self._base_name(),
+                              self.show_error, self)
+        dialog.exported.connect(self._exported)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        self._export_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _exported(self, paths: list) -> None:
+        if paths:
+            user_settings.remember_folder("export", paths[0])
+            self.set_status(f"Exported {len(paths)} file(s) to {paths[0].parent}: "
+                            + ", ".join(p.name for p in paths))
+
     def export_image_dialog(self) -> None:
         if self.tree is None:
             return
         filters = ";;".join(f"{text} (*{ext})" for ext, text in IMAGE_FORMATS.items())
-        path, chosen = QFileDialog.getSaveFileName(self, "Export the tree as an image",
+        path, chosen = QFileDialog.getSaveFileName(self, "Export the tree as a picture",
                                                    self._suggested_name("png"), filters)
         if not path:
             return
@@ -579,30 +1013,84 @@ class MainWindow(QMainWindow):
         return True
 
     def _suggested_name(self, ext: str) -> str:
-        if self.path is None:
-            return f"tree.{ext}"
-        return str(self.path.with_name(f"{self.path.stem}-tree.{ext}"))
+        folder = Path(self._export_folder())
+        return str(folder / f"{self._base_name()}-tree.{ext}")
+
+    # ================================================================ sessions
+    def session(self) -> Session:
+        return Session(str(self.path.resolve()) if self.path else None,
+                       self.data_settings() if self.raw is not None else {},
+                       self.algo_panel.settings(), self.evaluation_box.settings(),
+                       self.results.runs)
+
+    def save_session(self, path: str | Path) -> bool:
+        path = Path(path)
+        return self._save(lambda: save_session(self.session(), path),
+                          f"Saved the session to {path}.")
+
+    def save_session_dialog(self) -> None:
+        start = self.path.with_name(self.path.stem + SESSION_SUFFIX) if self.path else \
+            Path(user_settings.last_folder("session") or Path.home()) / f"session{SESSION_SUFFIX}"
+        path, _ = QFileDialog.getSaveFileName(self, "Save the session", str(start),
+                                              f"Orchard sessions (*{SESSION_SUFFIX})")
+        if path:
+            if not path.endswith(".json"):
+                path += SESSION_SUFFIX
+            if self.save_session(path):
+                user_settings.remember_folder("session", path)
+
+    def open_session_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a session",
+                                              user_settings.last_folder("session"),
+                                              f"Orchard sessions (*{SESSION_SUFFIX} *.json)")
+        if path:
+            self.open_session(path)
+
+    def open_session(self, path: str | Path) -> bool:
+        """Restore settings and runs, and read the session's data file again."""
+        if self.loading or self.running:
+            self.show_error("Please wait until the current task has finished "
+                            "(or stop the run) before opening a session.")
+            return False
+        try:
+            session = load_session(path)
+        except Exception as exc:  # noqa: BLE001 - shown to the user
+            self.show_error(error_message(exc))
+            return False
+        self.algo_panel.apply_settings(session.algorithm_settings)
+        self.evaluation_box.apply_settings(session.evaluation)
+        self.results.set_runs(session.runs)
+        self._run_numbers = max([r.number for r in session.runs], default=0)
+        if session.runs:
+            self.show_run(session.runs[-1], switch_tab=False)
+        data = session.data_file(path)
+        if data is not None:
+            self._keep_run = bool(session.runs)
+            self.load_path(data, settings=session.data_settings)
+        elif session.data_path:
+            self.show_error(f"The session's data file '{session.data_path}' no longer "
+                            "exists; its runs are shown but cannot be run again.")
+        self.set_status(f"Opened the session {Path(path).name} "
+                        f"({len(session.runs)} runs).")
+        self._update_controls()
+        return True
 
     # ================================================================ closing
     def closeEvent(self, event: QCloseEvent) -> None:
         """Stop a run and wait for background work, so no thread outlives the window."""
         self._closing = True
-        self._redraw_timer.stop()
-        for worker in (self._run_worker, self._load_worker):
-            if worker is not None:
-                worker.cancel()
-        for worker in (self._run_worker, self._load_worker):
-            if worker is not None:
-                worker.wait()
-        self._run_worker = self._load_worker = None
+        self.hide()
+        for timer in (self._redraw_timer, self._tick_timer, self._prepare_timer):
+            timer.stop()
+        workers = [w for w in (self._run_worker, self._load_worker, self._prep_worker,
+                               self._warmup_worker) if w is not None]
+        for worker in workers:
+            worker.cancel()
+        for worker in workers:
+            worker.wait()
+        self._run_worker = self._load_worker = self._prep_worker = None
+        self._warmup_worker = None
         super().closeEvent(event)
 
 
-def _read_and_prepare(path: Path, binarize: str) -> tuple[RawTable, Dataset]:
-    raw = read_table(path)
-    target = choose_target([str(c) for c in raw.frame.columns])
-    return raw, prepare(raw, PrepOptions(target=target, binarize=binarize))
-
-
-def _prepare_again(raw: RawTable, target: str | None, binarize: str) -> tuple[RawTable, Dataset]:
-    return raw, prepare(raw, PrepOptions(target=target, binarize=binarize))
+__all__ = ["EXPORT_WRITERS", "MainWindow", "Status", "status_text"]

@@ -11,16 +11,34 @@ A depth-10 tree has 2047 nodes and is far wider than a screen, so items paint wi
 a level of detail: once zoomed out so far that text could not be read, they draw
 only their coloured boxes, which keeps both the picture legible and repainting fast.
 Exports to vector formats set `TreeScene.always_detailed` to keep every text.
+
+Hovering a node highlights the path from the root to it (`TreeScene.path_hovered`
+tells the window which tests lead there).  A scene can be built in slices
+(`deferred=True`, then `build_step(budget)` until it returns True) so the view can
+draw a 2000-node incumbent without holding the event loop for more than a few
+milliseconds at a time; tooltips are composed only when a node is first hovered.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
+from itertools import pairwise
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import (QBrush, QColor, QFont, QFontInfo, QFontMetricsF, QPainter,
-                           QPainterPath, QPen)
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontInfo,
+    QFontMetricsF,
+    QPainter,
+    QPainterPath,
+    QPen,
+)
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QStyleOptionGraphicsItem
 
 from engine.data.features import format_number
@@ -40,6 +58,7 @@ EDGE = QColor("#8a929c")
 INTERNAL_FILL = QColor("#f6f7f9")
 INTERNAL_BORDER = QColor("#6b7580")
 EMPTY_BAR = QColor("#dde1e6")
+HIGHLIGHT = QColor("#1f2328")   # the hovered path: dark and thick, any class colour
 
 FONT_TITLE_PX = 13
 FONT_SMALL_PX = 11
@@ -53,6 +72,8 @@ RADIUS = 6.0
 MARGIN = 24.0        # around the whole drawing
 
 _HAIRLINE = QPen(QColor("#6b7580"), 0)  # cosmetic: always one device pixel
+_HIGHLIGHT_HAIRLINE = QPen(HIGHLIGHT, 2)
+_HIGHLIGHT_HAIRLINE.setCosmetic(True)    # two device pixels at any zoom
 
 TEXT_LOD = 0.4       # below this zoom, text is too small to read: boxes only
 SHAPE_LOD = 0.12     # below this, plain rectangles without bars or rounding
@@ -100,17 +121,20 @@ class NodeItem(QGraphicsItem):
     """One tree node: its box, its two lines of text and its class-distribution bar."""
 
     def __init__(self, node: int, title: str, subtitle: str, fractions: list[float],
-                 leaf_class: int | None, style: _Style, tooltip: str):
+                 leaf_class: int | None, style: _Style,
+                 tooltip: str | Callable[[], str]):
         super().__init__()
         self.node = node
         self.title = title          # shown text (possibly elided)
         self.subtitle = subtitle
         self.fractions = fractions  # share of each class, sums to 1 (or empty)
         self.leaf_class = leaf_class
+        self.highlighted = False    # on the path from the root to the hovered node
         self._style = style
         self._rect = QRectF(-style.box_width / 2, 0, style.box_width, style.box_height)
-        self.setToolTip(tooltip)
+        self._tooltip = tooltip     # text, or a function composing it on first use
         self.setZValue(1)
+        self.setAcceptHoverEvents(True)
         if leaf_class is None:
             self._fill, self._pen = INTERNAL_FILL, QPen(INTERNAL_BORDER, 1.2)
             overview = INTERNAL_BORDER
@@ -131,6 +155,34 @@ class NodeItem(QGraphicsItem):
     def texts(self) -> list[str]:
         return [self.title, self.subtitle]
 
+    def toolTip(self) -> str:
+        self._ensure_tooltip()
+        return super().toolTip()
+
+    def _ensure_tooltip(self) -> None:
+        if self._tooltip is not None:
+            text = self._tooltip() if callable(self._tooltip) else self._tooltip
+            self._tooltip = None
+            self.setToolTip(text)
+
+    def set_highlighted(self, on: bool) -> None:
+        if on != self.highlighted:
+            self.highlighted = on
+            self.update()
+
+    def hoverEnterEvent(self, event) -> None:
+        self._ensure_tooltip()
+        scene = self.scene()
+        if scene is not None:
+            scene.hover_node(self.node)
+        super().hoverEnterEvent(event)
+
+    def hoverLeaveEvent(self, event) -> None:
+        scene = self.scene()
+        if scene is not None and scene.hovered_node == self.node:
+            scene.hover_node(None)
+        super().hoverLeaveEvent(event)
+
     def boundingRect(self) -> QRectF:
         return self._rect.adjusted(-2, -2, 2, 2)
 
@@ -141,10 +193,12 @@ class NodeItem(QGraphicsItem):
         painter.setBrush(self._fill)
         rect = self._rect
         if lod < SHAPE_LOD and not detailed:
-            painter.setPen(self._overview_pen)
+            painter.setPen(QPen(HIGHLIGHT, 0) if self.highlighted else self._overview_pen)
             painter.setBrush(self._overview_brush)
             painter.drawRect(rect)
             return
+        if self.highlighted:
+            painter.setPen(QPen(HIGHLIGHT, 3.0))
         painter.drawRoundedRect(rect, RADIUS, RADIUS)
         self._paint_bar(painter)
         if not detailed:
@@ -179,6 +233,17 @@ class NodeItem(QGraphicsItem):
             x += width
 
 
+_LABEL_SIZES: dict[tuple[str, str], tuple[float, float]] = {}
+
+
+def _label_size(font: QFont, label: str) -> tuple[float, float]:
+    key = (font.key(), label)
+    if key not in _LABEL_SIZES:
+        metrics = QFontMetricsF(font)
+        _LABEL_SIZES[key] = (metrics.horizontalAdvance(label) + 10, metrics.height() + 2)
+    return _LABEL_SIZES[key]
+
+
 class EdgeItem(QGraphicsItem):
     """Elbow connector from a parent's bottom to a child's top, labelled yes / no."""
 
@@ -196,16 +261,21 @@ class EdgeItem(QGraphicsItem):
         path.lineTo(end.x(), mid_y)
         path.lineTo(end)
         self._path = path
-        metrics = QFontMetricsF(font)
-        w = metrics.horizontalAdvance(label) + 10
-        h = metrics.height() + 2
+        w, h = _label_size(font, label)
         label_y = mid_y + (end.y() - mid_y) / 2
         self._label_rect = QRectF(end.x() - w / 2, label_y - h / 2, w, h)
         self._bounds = path.boundingRect().united(self._label_rect).adjusted(-2, -2, 2, 2)
         self._pen = QPen(EDGE, 1.4)
         self._pen.setCosmetic(False)
+        self.highlighted = False
         self.setToolTip(condition)
         self.setZValue(0)
+
+    def set_highlighted(self, on: bool) -> None:
+        if on != self.highlighted:
+            self.highlighted = on
+            self.setZValue(0.5 if on else 0)
+            self.update()
 
     def texts(self) -> list[str]:
         return [self.label]
@@ -222,7 +292,11 @@ class EdgeItem(QGraphicsItem):
         lod = _level_of_detail(painter)
         painter.setBrush(Qt.NoBrush)
         # Thinner than a pixel on screen: draw one pixel wide so the shape stays visible.
-        painter.setPen(self._pen if lod * self._pen.widthF() >= 1 else _HAIRLINE)
+        if self.highlighted:
+            pen = QPen(HIGHLIGHT, 3.0)
+            painter.setPen(pen if lod * 3.0 >= 2 else _HIGHLIGHT_HAIRLINE)
+        else:
+            painter.setPen(self._pen if lod * self._pen.widthF() >= 1 else _HAIRLINE)
         painter.drawPath(self._path)
         if lod < TEXT_LOD and not self.scene().always_detailed:
             return
@@ -316,22 +390,46 @@ def tree_layout(tree: Tree) -> tuple[list[int], np.ndarray, np.ndarray]:
     return order, slot, depth
 
 
+def _widest(metrics: QFontMetricsF, texts: list[str]) -> float:
+    """Width of the widest text, measuring only the longest few (by characters)."""
+    if not texts:
+        return 0.0
+    longest = sorted(set(texts), key=len, reverse=True)[:24]
+    return max(metrics.horizontalAdvance(t) for t in longest)
+
+
 def _count_text(total: float) -> str:
     return f"{format_number(total)} row{'' if total == 1 else 's'}"
 
 
 class TreeScene(QGraphicsScene):
-    """The drawing of one tree; `node_items[i]` is node i's box (None if unreachable)."""
+    """The drawing of one tree; `node_items[i]` is node i's box (None if unreachable).
 
-    def __init__(self, tree: Tree, parent=None):
+    `deferred=True` only prepares; `build_step(budget)` then adds the items a slice
+    at a time and returns True once the drawing is complete (`complete`).
+    """
+
+    path_hovered = Signal(object)   # node under the mouse (int), or None
+    STEP_ITEMS = 48                 # items added between two checks of the budget
+
+    def __init__(self, tree: Tree, parent=None, deferred: bool = False):
         super().__init__(parent)
         self.tree = tree
         self.always_detailed = False
+        self.complete = False
+        self.hovered_node: int | None = None
         self.setBackgroundBrush(Qt.white)
         self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
         self.node_items: list[NodeItem | None] = [None] * tree.n_nodes
         self.edge_items: list[EdgeItem] = []
-        self._build()
+        self._edge_to: dict[int, EdgeItem] = {}   # child node -> the edge entering it
+        self.parent_of = np.full(tree.n_nodes, -1, dtype=np.int64)
+        internal = np.flatnonzero(tree.feature >= 0)
+        self.parent_of[tree.left[internal]] = internal
+        self.parent_of[tree.right[internal]] = internal
+        self._steps = self._build_steps()
+        if not deferred:
+            self.build_step(None)
 
     # ------------------------------------------------------------------ content
     def texts(self) -> list[str]:
@@ -342,59 +440,119 @@ class TreeScene(QGraphicsScene):
                 out.extend(item.texts())
         return out
 
+    # ------------------------------------------------------------------ hover
+    def path_to(self, node: int) -> list[int]:
+        """Nodes from the root down to `node`."""
+        path = [int(node)]
+        while self.parent_of[path[-1]] >= 0:
+            path.append(int(self.parent_of[path[-1]]))
+        return path[::-1]
+
+    def path_conditions(self, node: int) -> list[str]:
+        """The branch conditions a row satisfies to reach `node`, from the root."""
+        path = self.path_to(node)
+        out = []
+        for parent, child in pairwise(path):
+            left_text, right_text = self.tree.branch_conditions(parent)
+            out.append(left_text if self.tree.left[parent] == child else right_text)
+        return out
+
+    def hover_node(self, node: int | None) -> None:
+        """Highlight the path from the root to `node` (None: no highlight)."""
+        if node == self.hovered_node:
+            return
+        on_path = set(self.path_to(node)) if node is not None else set()
+        for item in self.node_items:
+            if item is not None:
+                item.set_highlighted(item.node in on_path)
+        for child, edge in self._edge_to.items():
+            edge.set_highlighted(child in on_path)
+        self.hovered_node = node
+        self.path_hovered.emit(node)
+
+    def highlighted_nodes(self) -> list[int]:
+        return sorted(item.node for item in self.node_items
+                      if item is not None and item.highlighted)
+
     # ------------------------------------------------------------------- build
-    def _build(self) -> None:
+    def build_step(self, budget: float | None) -> bool:
+        """Add items for about `budget` seconds (None: all); True when complete."""
+        deadline = None if budget is None else time.perf_counter() + budget
+        for _ in self._steps:
+            if deadline is not None and time.perf_counter() >= deadline:
+                return False
+        self.complete = True
+        return True
+
+    def _build_steps(self):
+        """The build as a generator: each `yield` is a point where it may pause."""
         tree = self.tree
         names = [str(c) for c in tree.class_names]
         order, slot, depth = tree_layout(tree)
-        totals = tree.value.sum(axis=1)
+        is_leaf = (tree.feature < 0).tolist()
+        value = tree.value.tolist()
+        labels = tree.label.tolist()
+        totals = [sum(row) for row in value]
+        yield
 
         titles, subtitles = {}, {}
-        for node in order:
-            total = float(totals[node])
-            if tree.is_leaf(node):
-                titles[node] = names[tree.label[node]]
-                right = float(tree.value[node, tree.label[node]])
+        for i, node in enumerate(order):
+            total = totals[node]
+            if is_leaf[node]:
+                titles[node] = names[labels[node]]
+                right = value[node][labels[node]]
                 subtitles[node] = (f"{format_number(right)} of {_count_text(total)}"
                                    if total > 0 else "no rows")
             else:
                 titles[node] = tree.condition(node, True)
                 subtitles[node] = _count_text(total)
+            if i % 256 == 255:
+                yield
 
         title_font, leaf_font = _font(FONT_TITLE_PX), _font(FONT_TITLE_PX, bold=True)
         small_font = _font(FONT_SMALL_PX)
         tm, lm, sm = (QFontMetricsF(f) for f in (title_font, leaf_font, small_font))
-        widest = max([tm.horizontalAdvance(titles[n]) for n in order if not tree.is_leaf(n)]
-                     + [lm.horizontalAdvance(titles[n]) for n in order if tree.is_leaf(n)]
-                     + [sm.horizontalAdvance(t) for t in subtitles.values()])
+        widest = max([_widest(tm, [titles[n] for n in order if not is_leaf[n]]),
+                      _widest(lm, [titles[n] for n in order if is_leaf[n]]),
+                      _widest(sm, list(subtitles.values()))])
         box_width = min(max(widest + 2 * PAD + 6, MIN_BOX_WIDTH), MAX_BOX_WIDTH)
         title_height, small_height = tm.height() + 2, sm.height()
         box_height = PAD + title_height + 1 + small_height + 5 + BAR_HEIGHT + PAD
         style = _Style(title_font, leaf_font, small_font, box_width, box_height,
                        title_height, small_height)
         text_width = box_width - 2 * PAD
+        # Texts of at most this many characters fit without measuring them.
+        safe_chars = {id(m): int(text_width // max(m.maxWidth(), 1.0))
+                      for m in (tm, lm, sm)}
+
+        def fitted(metrics: QFontMetricsF, text: str, mode) -> str:
+            if len(text) <= safe_chars[id(metrics)]:
+                return text
+            return metrics.elidedText(text, mode, text_width)
 
         slot_width = box_width + H_GAP
         row_height = box_height + V_GAP
         positions: dict[int, QPointF] = {}
-        for node in order:
+        for i, node in enumerate(order):
             pos = QPointF(slot[node] * slot_width, depth[node] * row_height)
             positions[node] = pos
-            total = float(totals[node])
-            fractions = ([float(v) / total for v in tree.value[node]] if total > 0 else [])
-            leaf = tree.is_leaf(node)
-            metrics = lm if leaf else tm
-            title = metrics.elidedText(titles[node], Qt.ElideMiddle, text_width)
-            subtitle = sm.elidedText(subtitles[node], Qt.ElideRight, text_width)
+            total = totals[node]
+            fractions = [v / total for v in value[node]] if total > 0 else []
+            leaf = is_leaf[node]
+            title = fitted(lm if leaf else tm, titles[node], Qt.ElideMiddle)
+            subtitle = fitted(sm, subtitles[node], Qt.ElideRight)
             item = NodeItem(node, title, subtitle, fractions,
-                            int(tree.label[node]) if leaf else None, style,
-                            self._tooltip(node, names, titles[node]))
+                            labels[node] if leaf else None, style,
+                            partial(node_tooltip, tree, node, names, titles[node]))
             item.setPos(pos)
             self.addItem(item)
             self.node_items[node] = item
+            if i % self.STEP_ITEMS == self.STEP_ITEMS - 1:
+                yield
 
+        count = 0
         for node in order:
-            if tree.is_leaf(node):
+            if is_leaf[node]:
                 continue
             left_text, right_text = tree.branch_conditions(node)
             test = titles[node]
@@ -407,19 +565,33 @@ class TreeScene(QGraphicsScene):
                                 small_font)
                 self.addItem(edge)
                 self.edge_items.append(edge)
+                self._edge_to[child] = edge
+            count += 1
+            if count % (self.STEP_ITEMS // 2) == 0:
+                yield
 
         legend = LegendItem(names, small_font)
         legend.setPos(-box_width / 2, -legend.boundingRect().height() - 18)
         self.addItem(legend)
         self.legend = legend
-        self.setSceneRect(self.itemsBoundingRect().adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN))
+        # The drawing's extent follows from the layout (cheaper than asking every item).
+        xs = [slot[n] for n in order]
+        left = min(min(xs) * slot_width - box_width / 2, legend.pos().x())
+        right = max(max(xs) * slot_width + box_width / 2,
+                    legend.pos().x() + legend.boundingRect().width())
+        top = legend.pos().y()
+        bottom = max(depth[n] for n in order) * row_height + box_height
+        self.setSceneRect(QRectF(left, top, right - left, bottom - top)
+                          .adjusted(-MARGIN - 2, -MARGIN - 2, MARGIN + 2, MARGIN + 2))
 
-    def _tooltip(self, node: int, names: list[str], title: str) -> str:
-        tree = self.tree
-        counts = ", ".join(f"{names[k]}: {format_number(float(v))}"
-                           for k, v in enumerate(tree.value[node]))
-        if tree.is_leaf(node):
-            head = f"Leaf predicting {names[tree.label[node]]}"
-        else:
-            head = f"Split: {title}"
-        return f"{head}\nRows per class: {counts}"
+
+def node_tooltip(tree: Tree, node: int, names: list[str], title: str) -> str:
+    """A node's tooltip (composed when first hovered; holds no reference to the scene,
+    so a replaced drawing is freed at once rather than by the garbage collector)."""
+    counts = ", ".join(f"{names[k]}: {format_number(float(v))}"
+                       for k, v in enumerate(tree.value[node]))
+    if tree.is_leaf(node):
+        head = f"Leaf predicting {names[tree.label[node]]}"
+    else:
+        head = f"Split: {title}"
+    return f"{head}\nRows per class: {counts}"

@@ -2,11 +2,16 @@
 
 Until the user zooms or pans, the view keeps the whole tree fitted to the window,
 also while a solver replaces the tree with better ones; `fit()` returns to that.
+
+Large trees are built in slices of a few milliseconds (`TreeScene.build_step`) while
+the previous drawing stays on screen, so a live run never stalls the event loop;
+`tree_shown(tree)` says when a tree is on screen.  Hovering a node highlights its
+path from the root and `path_hovered(text)` gives that path's conditions.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QTransform
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
 
@@ -16,11 +21,15 @@ MAX_SCALE = 4.0
 MAX_FIT_SCALE = 1.25    # small trees are not blown up beyond this
 READ_SCALE = 0.9        # double-clicking an overview zooms to this readable scale
 ZOOM_STEP = 1.25
+SYNC_NODES = 255        # trees up to this size are drawn in one go
+STEP_BUDGET = 0.006     # seconds of building between two turns of the event loop
 HINT = "Zoomed out: double-click a part of the tree or use the mouse wheel to read it."
 
 
 class TreeView(QGraphicsView):
     zoom_changed = Signal(float)
+    tree_shown = Signal(object)      # the tree now on screen
+    path_hovered = Signal(str)       # conditions leading to the hovered node ("" when none)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -35,23 +44,86 @@ class TreeView(QGraphicsView):
         self._auto_fit = True
         self._dragging = False
         self.tree = None
+        self._building: TreeScene | None = None   # scene being built in slices
+        self._next_tree = None                    # newest tree waiting for its turn
+        self._build_timer = QTimer(self)
+        self._build_timer.setSingleShot(True)
+        self._build_timer.setInterval(0)
+        self._build_timer.timeout.connect(self._continue_build)
         self.show_message("Open a CSV file, then press Run to grow a tree.")
 
     # ---------------------------------------------------------------- content
-    def show_tree(self, tree) -> TreeScene:
-        """Draw `tree`, keeping the user's zoom and position if they chose one."""
+    def show_tree(self, tree, wait: bool = False) -> None:
+        """Draw `tree`, keeping the user's zoom and position if they chose one.
+
+        A large tree is built in slices; meanwhile the previous drawing stays, and a
+        tree arriving during the build replaces any tree still waiting.  `wait`
+        builds at once whatever the size.
+        """
+        if wait or (tree.n_nodes <= SYNC_NODES and self._building is None):
+            self._cancel_build()
+            self._present(TreeScene(tree, self))
+            return
+        if self._building is not None:
+            self._next_tree = tree
+            return
+        self._building = TreeScene(tree, self, deferred=True)
+        self._build_timer.start()
+
+    @property
+    def is_building(self) -> bool:
+        return self._building is not None
+
+    def _continue_build(self) -> None:
+        scene = self._building
+        if scene is None:
+            return
+        if not scene.build_step(STEP_BUDGET):
+            self._build_timer.start()
+            return
+        self._building = None
+        self._present(scene)
+        if self._next_tree is not None:
+            tree, self._next_tree = self._next_tree, None
+            self.show_tree(tree)
+
+    def _cancel_build(self) -> None:
+        self._build_timer.stop()
+        if self._building is not None:
+            self._building.deleteLater()
+        self._building, self._next_tree = None, None
+
+    def _present(self, scene: TreeScene) -> None:
         old_center = self.mapToScene(self.viewport().rect().center())
-        scene = TreeScene(tree, self)
         self._replace_scene(scene)
-        self.tree = tree
+        scene.path_hovered.connect(self._hovered)
+        self.tree = scene.tree
         if self._auto_fit:
             self.fit()
         else:
             self.centerOn(old_center)
-        return scene
+        self.tree_shown.emit(scene.tree)
+
+    def _hovered(self, node) -> None:
+        scene = self.tree_scene()
+        if scene is None or node is None:
+            self.path_hovered.emit("")
+            return
+        conditions = scene.path_conditions(node)
+        text = " → ".join(conditions) if conditions else "root"
+        if scene.tree.is_leaf(node):
+            text += f"  ⇒  {scene.tree.class_names[scene.tree.label[node]]}"
+        self.path_hovered.emit(text)
+
+    def leaveEvent(self, event) -> None:
+        scene = self.tree_scene()
+        if scene is not None:
+            scene.hover_node(None)
+        super().leaveEvent(event)
 
     def show_message(self, text: str) -> None:
         """Replace the drawing with a centred message (no tree)."""
+        self._cancel_build()
         scene = QGraphicsScene(self)
         scene.setBackgroundBrush(Qt.white)
         font = QFont()

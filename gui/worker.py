@@ -18,7 +18,8 @@ every started worker:
   way the call stopped), or when the worker was cancelled before it started.
 
 `partial(object)` carries intermediate results: pass `worker.report` as a callback
-to the call (it is safe to call from any thread).
+to the call (it is safe to call from any thread), or name the call's keyword for it
+with `report_arg="report"`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from __future__ import annotations
 import sys
 import threading
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal
 
@@ -62,8 +64,11 @@ class Worker(QObject):
 
     def __init__(self, fn: Callable[..., Any], *args: Any,
                  on_cancel: Callable[[], None] | None = None, name: str = "orchard-worker",
-                 parent: QObject | None = None, **kwargs: Any):
+                 parent: QObject | None = None, report_arg: str | None = None,
+                 **kwargs: Any):
         super().__init__(parent)
+        if report_arg is not None:
+            kwargs[report_arg] = self.report
         self._call = (fn, args, kwargs)
         self._on_cancel = on_cancel
         self._cancel_requested = threading.Event()

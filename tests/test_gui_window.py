@@ -12,7 +12,9 @@ import pytest  # noqa: E402
 
 pytest.importorskip("pytestqt")
 
-import gui.main_window  # noqa: E402
+from test_gui_support import isolated_settings, ready, write_people_csv  # noqa: E402, F401
+
+import gui.runs  # noqa: E402
 from engine.errors import DataError  # noqa: E402
 from engine.model.tree import Tree  # noqa: E402
 from engine.solvers.protocol import Result, Status  # noqa: E402
@@ -24,24 +26,13 @@ LOAD_TIMEOUT = 20_000
 RUN_TIMEOUT = 60_000  # the first greedy run may compile its numba kernel
 
 
-def write_csv(path, rows=120):
-    lines = ["age,colour,income,buys"]
-    for i in range(rows):
-        age = 18 + (i * 7) % 60
-        colour = ("red", "blue", "green")[i % 3]
-        income = 1000 + (i * 37) % 900
-        buys = "yes" if (age > 40 and colour != "blue") or income > 1750 else "no"
-        lines.append(f"{age},{colour},{income},{buys}")
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
 @pytest.fixture
 def window(qtbot, tmp_path):
-    win = MainWindow(str(write_csv(tmp_path / "people.csv")))
+    win = MainWindow(str(write_people_csv(tmp_path / "people.csv")))
     qtbot.addWidget(win)
     win.show()
-    qtbot.waitUntil(lambda: win.dataset is not None, timeout=LOAD_TIMEOUT)
+    win.set_algorithm("greedy")
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
     yield win
     win.close()
 
@@ -83,10 +74,11 @@ def test_stop_during_a_run_returns_quickly(window, qtbot):
 
 
 def test_closing_during_a_run_does_not_hang(qtbot, tmp_path):
-    win = MainWindow(str(write_csv(tmp_path / "people.csv")))
+    win = MainWindow(str(write_people_csv(tmp_path / "people.csv")))
     qtbot.addWidget(win)
     win.show()
-    qtbot.waitUntil(lambda: win.dataset is not None, timeout=LOAD_TIMEOUT)
+    win.set_algorithm("greedy")
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
     start_greedy(win, depth=8)
     worker = win._run_worker
     assert worker is not None
@@ -111,7 +103,7 @@ def slow_anytime_train(data, algorithm, params=None, time_limit=None, monitor=No
 
 
 def test_live_incumbents_and_stop(window, qtbot, monkeypatch):
-    monkeypatch.setattr(gui.main_window, "train", slow_anytime_train)
+    monkeypatch.setattr(gui.runs, "train", slow_anytime_train)
     start_greedy(window)
     # incumbents reach the view while the solver is still running
     qtbot.waitUntil(lambda: window.view.tree_scene() is not None, timeout=5000)
@@ -123,31 +115,6 @@ def test_live_incumbents_and_stop(window, qtbot, monkeypatch):
     assert ended.args[0].status == Status.CANCELLED
     assert "stopped" in window.result_label.text()
     assert not window.running and window.run_button.isEnabled()
-
-
-def test_time_limit_stops_the_run(window, qtbot, monkeypatch):
-    monkeypatch.setattr(gui.main_window, "train", slow_anytime_train)
-    window.time_spin.setValue(1)
-    with qtbot.waitSignal(window.run_ended, timeout=10_000) as ended:
-        start_greedy(window)
-    assert ended.args[0].status == Status.TIME_LIMIT
-    assert "time limit" in window.result_label.text()
-
-
-def test_closing_during_an_endless_run(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setattr(gui.main_window, "train", slow_anytime_train)
-    win = MainWindow(str(write_csv(tmp_path / "people.csv")))
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitUntil(lambda: win.dataset is not None, timeout=LOAD_TIMEOUT)
-    win.time_spin.setValue(0)  # no limit: only the close can stop it
-    start_greedy(win)
-    worker = win._run_worker
-    qtbot.wait(100)
-    started = time.monotonic()
-    win.close()
-    assert time.monotonic() - started < 5
-    assert worker.wait(0)
 
 
 def test_changing_binarisation_prepares_again(window, qtbot):
@@ -181,7 +148,7 @@ def test_exports_from_the_window(window, qtbot, tmp_path):
     assert window.export_image(tmp_path / "tree.svg")
     assert "age" in (tmp_path / "tree.svg").read_text() or "income" in (
         tmp_path / "tree.svg").read_text()
-    assert not window.export_image(tmp_path / "tree.bmp")
+    assert not window.export_image(tmp_path / "tree.bmp")  # a dialog, not a crash
     assert ".png, .svg or .pdf" in window.last_error
     if "rules" in EXPORT_WRITERS:
         assert window.export("rules", tmp_path / "rules.txt")
@@ -261,3 +228,34 @@ def test_worker_cancelled_before_start(qtbot):
         worker.start()
     with pytest.raises(RuntimeError):
         worker.start()
+
+
+# ------------------------------------------------------------------ app entry
+def test_orchard_data_opens_the_window_with_the_file_loaded(qtbot, tmp_path, monkeypatch):
+    import sys
+
+    from PySide6.QtWidgets import QApplication
+
+    import gui.app
+
+    path = write_people_csv(tmp_path / "people.csv")
+    windows = []
+    monkeypatch.setattr(gui.app, "has_display", lambda: True)
+    monkeypatch.setattr(sys, "excepthook", lambda *exc: None)   # restored afterwards
+
+    def exec_(app):
+        windows.extend(w for w in app.topLevelWidgets() if isinstance(w, MainWindow)
+                       and w.isVisible())
+        return 0
+
+    monkeypatch.setattr(QApplication, "exec", exec_)
+    assert gui.app.main([str(path)]) == 0
+    (win,) = windows
+    qtbot.addWidget(win)
+    qtbot.waitUntil(lambda: win.prep is not None and not win.loading, timeout=LOAD_TIMEOUT)
+    assert win.path.name == "people.csv" and win.dataset is not None
+    assert "compiling solvers" in win.figures.text("warmup") or win.warmup_report
+    # a bug in a slot becomes a dialog through the installed hook
+    sys.excepthook(ValueError, ValueError("boom"), None)
+    assert win.last_error == "Unexpected error: boom" and win._message_box.isVisible()
+    win.close()

@@ -209,9 +209,41 @@ def drop_inconsistent(data: Dataset) -> Dataset:
     return Dataset(data.X[keep], data.y[keep], data.w[keep], data.prep, report)
 
 
+def _row_hashes(X: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each row (identical rows, identical hashes).
+
+    Column by column numpy arithmetic releases the GIL, unlike sorting whole rows,
+    which kept the GUI from repainting for a second on 200,000 rows.
+    """
+    rng = np.random.default_rng(12345)
+    multipliers = rng.integers(1, 2**63, size=X.shape[1], dtype=np.uint64) | np.uint64(1)
+    h = np.zeros(len(X), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(X.shape[1]):
+            bits = (X[:, j].astype(np.float64) + 0.0).view(np.uint64)  # -0.0 == 0.0
+            h += bits * multipliers[j]
+            h ^= h >> np.uint64(29)
+    return h
+
+
 def inconsistent_rows(data: Dataset) -> int:
-    """Number of rows that `drop_inconsistent` would remove."""
-    return drop_inconsistent(data).report.inconsistent_dropped - data.report.inconsistent_dropped
+    """Number of rows that `drop_inconsistent` would remove.
+
+    Only rows whose hash group holds several classes can contradict another row;
+    the exact computation then runs on those few rows alone.
+    """
+    if data.n_rows == 0 or data.n_classes < 2:
+        return 0
+    _, group = np.unique(_row_hashes(np.asarray(data.X)), return_inverse=True)
+    group = group.ravel()
+    classes = np.zeros((group.max() + 1, data.n_classes), dtype=bool)
+    classes[group, data.y] = True
+    rows = np.flatnonzero((classes.sum(axis=1) > 1)[group])
+    if len(rows) == 0:
+        return 0
+    subset = replace(data, X=data.X[rows], y=data.y[rows], w=data.w[rows],
+                     report=PrepReport())
+    return drop_inconsistent(subset).report.inconsistent_dropped
 
 
 def redundant_columns(X: np.ndarray, columns) -> set[int]:

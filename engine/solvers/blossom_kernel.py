@@ -249,6 +249,17 @@ def _solve_last(acc, F, lb, eps):
 
 
 @njit(cache=True, nogil=True)
+def _other_side(tmp, tlb, side, parent, parent_lb, acc, lb):
+    """Counts and bound of the child not scanned: the parent's minus the scanned one's."""
+    tlb[side] = lb
+    big = tmp[1 - side]
+    for k in range(parent.shape[0]):
+        for j in range(parent.shape[1]):
+            big[k, j] = parent[k, j] - acc[k, j]
+    tlb[1 - side] = parent_lb - lb
+
+
+@njit(cache=True, nogil=True)
 def _split_counts(X, Xt, y, w, lbw, rows, a, b, g, parent, parent_lb, tmp, tlb, exact,
                   control):
     """Partition rows[a:b] on feature g (x_g = 0 first) and fill tmp[0] / tmp[1] with the
@@ -279,12 +290,7 @@ def _split_counts(X, Xt, y, w, lbw, rows, a, b, g, parent, parent_lb, tmp, tlb, 
             lb, aborted = _scan(X, y, w, lbw, rows, a, mid, acc, control)
         else:
             lb, aborted = _scan(X, y, w, lbw, rows, mid, b, acc, control)
-        tlb[small] = lb
-        big = tmp[1 - small]
-        for k in range(K):
-            for j in range(F1):
-                big[k, j] = parent[k, j] - acc[k, j]
-        tlb[1 - small] = parent_lb - lb
+        _other_side(tmp, tlb, small, parent, parent_lb, acc, lb)
         return mid, aborted
     for side in range(2):
         for k in range(K):
@@ -330,12 +336,7 @@ def _side_counts(X, Xt, y, w, lbw, rows, a, b, g, parent, parent_lb, tmp, tlb, e
         for j in range(F1):
             acc[k, j] = 0
     lb, aborted = _scan(X, y, w, lbw, buf, zero, m, acc, control)
-    tlb[side] = lb
-    big = tmp[1 - side]
-    for k in range(K):
-        for j in range(F1):
-            big[k, j] = parent[k, j] - acc[k, j]
-    tlb[1 - side] = parent_lb - lb
+    _other_side(tmp, tlb, side, parent, parent_lb, acc, lb)
     return a, aborted
 
 

@@ -1,0 +1,233 @@
+"""How responsive the window stays while a solver runs, and how fast it starts.
+
+    xvfb-run -a -s "-screen 0 1400x900x24" .venv/bin/python benchmarks/gui_latency.py
+
+1. Event-loop latency: the real main window loads a large CP4IM set and runs a long
+   solve (blossom at depth 10 when it is registered, else greedy in a loop) for
+   about `--seconds`, with live redraws of the incumbent tree and the curve.  A
+   10 ms precise QTimer records when it actually fires; its drift (actual interval
+   minus 10 ms) is the time the event loop could not react.  Reported: p50, p95, p99
+   and max drift during the solve, and also while the file loads.
+2. Launch time: a fresh `orchard`-like process (the same `MainWindow` the app
+   opens, with JIT warm-up) is started; it reports when the window is shown and the
+   event loop has processed its first event (usable), and when the background
+   warm-up has finished (solvers ready).  Run with an empty numba cache (cold, a
+   temporary NUMBA_CACHE_DIR) and again with that cache filled (warm).
+
+Needs a display (Xvfb is fine); with QT_QPA_PLATFORM=offscreen it also runs but
+measures less of the real painting path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+CP4IM = ROOT.parent / "shared" / "datasets" / "cp4im"
+TICK_MS = 10
+
+
+# --------------------------------------------------------------------- helpers
+def wait_until(app, condition, timeout: float) -> bool:
+    from PySide6.QtCore import QEventLoop
+    end = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        app.processEvents(QEventLoop.AllEvents, 20)
+    return True
+
+
+def percentiles(drift_ms: list[float]) -> dict:
+    import numpy as np
+    d = np.asarray(drift_ms)
+    if not len(d):
+        return {"ticks": 0}
+    return {"ticks": len(d), "p50_ms": float(np.percentile(d, 50)),
+            "p95_ms": float(np.percentile(d, 95)), "p99_ms": float(np.percentile(d, 99)),
+            "max_ms": float(d.max())}
+
+
+class DriftProbe:
+    """A precise 10 ms timer; drift = actual interval - 10 ms, per phase."""
+
+    def __init__(self):
+        from PySide6.QtCore import Qt, QTimer
+        self.timer = QTimer()
+        self.timer.setTimerType(Qt.PreciseTimer)
+        self.timer.setInterval(TICK_MS)
+        self.timer.timeout.connect(self._tick)
+        self.last = None
+        self.phase = None
+        self.drift: dict[str, list[float]] = {}
+
+    def start(self) -> None:
+        self.last = time.perf_counter()
+        self.timer.start()
+
+    def set_phase(self, phase: str | None) -> None:
+        self.phase = phase
+        self.last = time.perf_counter()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        if self.phase is not None and self.last is not None:
+            self.drift.setdefault(self.phase, []).append(
+                max(0.0, (now - self.last) * 1000 - TICK_MS))
+        self.last = now
+
+
+# ------------------------------------------------------------------- latency
+def latency(dataset: Path, seconds: float, depth: int) -> dict:
+    from PySide6.QtWidgets import QApplication
+
+    from engine.solvers import solver_names
+    from gui.main_window import MainWindow
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    window = MainWindow(warm_up=True)
+    window.resize(1400, 860)
+    window.show()
+    probe = DriftProbe()
+    probe.start()
+    wait_until(app, lambda: window.warmup_report is not None, 600)
+
+    algorithm = "blossom" if "blossom" in solver_names() else "greedy"
+    window.set_algorithm(algorithm)
+    probe.set_phase("load")
+    loaded_at = time.perf_counter()
+    window.load_path(dataset)
+    wait_until(app, lambda: window.prep is not None and not window.loading, 300)
+    window.data_panel.set_target(window.target_combo.itemText(0))   # CP4IM: class first
+    wait_until(app, lambda: window.dataset is not None and not window.preparing, 300)
+    load_s = time.perf_counter() - loaded_at
+    probe.set_phase(None)
+
+    shown = []
+    window.view.tree_shown.connect(lambda tree: shown.append(tree.n_nodes))
+    ended = []
+    window.run_ended.connect(ended.append)
+    runs, solve_started = 0, time.perf_counter()
+    probe.set_phase("solve")
+    if algorithm == "blossom":
+        window.depth_spin.setValue(depth)
+        window.time_spin.setValue(seconds)
+        window.run_button.click()
+        wait_until(app, lambda: ended, seconds + 60)
+        runs = 1
+    else:  # greedy finishes at once: run it again and again for the same time
+        window.depth_spin.setValue(depth)
+        while time.perf_counter() - solve_started < seconds:
+            ended.clear()
+            window.run_button.click()
+            wait_until(app, lambda: ended, 60)
+            runs += 1
+    solve_s = time.perf_counter() - solve_started
+    probe.set_phase(None)
+    wait_until(app, lambda: not window.view.is_building, 10)
+    probe.timer.stop()
+    run = window.current_run
+    window.close()
+    return {
+        "dataset": dataset.name, "algorithm": algorithm, "depth": depth, "runs": runs,
+        "load_s": load_s, "solve_s": solve_s,
+        "rows": run.n_rows if run else None, "features": run.n_features if run else None,
+        "status": run.status if run else None,
+        "incumbents": len(run.incumbents) if run else None,
+        "redraws": len(shown), "largest_tree_nodes": max(shown, default=0),
+        "drift_solve": percentiles(probe.drift.get("solve", [])),
+        "drift_load": percentiles(probe.drift.get("load", [])),
+    }
+
+
+# -------------------------------------------------------------------- launch
+CHILD = r"""
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+app = QApplication(sys.argv[:1])
+from gui.main_window import MainWindow
+window = MainWindow(warm_up=True)
+window.show()
+def usable():
+    print("USABLE", time.time(), flush=True)
+QTimer.singleShot(0, usable)
+def warm(report):
+    print("WARM", time.time(), report.total if report else -1, flush=True)
+    window.close()
+    app.quit()
+window.warmed_up.connect(warm)
+app.exec()
+"""
+
+
+def launch(cache_dir: str) -> dict:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    started = time.time()
+    done = subprocess.run([sys.executable, "-c", CHILD, str(ROOT)], env=env, check=False,
+                          capture_output=True, text=True, timeout=900)
+    out = {}
+    for line in done.stdout.splitlines():
+        parts = line.split()
+        if parts and parts[0] in ("USABLE", "WARM"):
+            out[parts[0]] = float(parts[1]) - started
+    if "USABLE" not in out:
+        raise RuntimeError(f"launch failed: {done.stdout}\n{done.stderr}")
+    return {"usable_s": out["USABLE"], "solvers_ready_s": out.get("WARM")}
+
+
+# ---------------------------------------------------------------------- main
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default=str(CP4IM / "splice-1.txt"))
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--depth", type=int, default=10)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-launch", action="store_true",
+                        help="skip the launch-time measurement")
+    args = parser.parse_args()
+
+    cold = warm = {"usable_s": float("nan"), "solvers_ready_s": float("nan")}
+    if not args.no_launch:
+        with tempfile.TemporaryDirectory(prefix="orchard-numba-") as cache:
+            cold = launch(cache)
+            warm = launch(cache)
+    result = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+                         f"Python {platform.python_version()}",
+              "qt_platform": os.environ.get("QT_QPA_PLATFORM") or "xcb",
+              "date": time.strftime("%Y-%m-%d"),
+              "launch_cold": cold, "launch_warm": warm,
+              "latency": latency(Path(args.dataset), args.seconds, args.depth)}
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return
+    lat = result["latency"]
+    print(f"{result['date']}  {result['machine']}  Qt platform {result['qt_platform']}")
+    for name, phase in (("solve", lat["drift_solve"]), ("load", lat["drift_load"])):
+        if phase.get("ticks"):
+            print(f"drift during {name:5s}: p50 {phase['p50_ms']:.1f} ms, p95 "
+                  f"{phase['p95_ms']:.1f} ms, p99 {phase['p99_ms']:.1f} ms, max "
+                  f"{phase['max_ms']:.1f} ms ({phase['ticks']} ticks)")
+    print(f"solve: {lat['algorithm']} depth {lat['depth']} on {lat['dataset']} "
+          f"({lat['rows']} rows, {lat['features']} features) for {lat['solve_s']:.1f} s, "
+          f"{lat['incumbents']} incumbents, {lat['redraws']} redraws, largest tree "
+          f"{lat['largest_tree_nodes']} nodes, status {lat['status']}; load "
+          f"{lat['load_s']:.1f} s")
+    for name in ("cold", "warm"):
+        launch_times = result[f"launch_{name}"]
+        print(f"launch ({name} numba cache): usable window {launch_times['usable_s']:.2f} s,"
+              f" solvers ready {launch_times['solvers_ready_s']:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

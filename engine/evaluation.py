@@ -1,0 +1,325 @@
+"""Test accuracy of an algorithm: hold-out split or stratified k-fold cross-validation.
+
+Each split is treated like new data arriving after training: `prepare` runs again on
+the *training rows only* of the raw table, so binarisation thresholds, fill values
+and one-hot categories never see a test row; the tree is trained with
+`engine.training.train` and then predicts the raw test rows through its own
+preprocessing (`Tree.predict_frame`), exactly as `orchard predict` would.
+
+Splits are stratified by class and reproducible from `seed`.  Rows without a class
+take part in no split.  Class indices in the confusion matrices refer to
+`Evaluation.class_names` (every class of the table), so folds add up even when a
+fold's training part lacks a rare class; a test row of such a class is an error.
+
+    evaluation = evaluate(raw, PrepOptions(binarize="quantile:10"), "blossom",
+                          {"depth": 3}, Plan("kfold", k=5, seed=1), time_limit=10)
+    evaluation.mean_test_accuracy, evaluation.test_confusion()
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from engine.data.columns import choose_target
+from engine.data.csv_reader import RawTable
+from engine.data.dataset import PrepOptions, prepare
+from engine.data.preprocessing import class_label
+from engine.errors import DataError, ParameterError
+from engine.metrics import confusion_matrix
+from engine.solvers.monitor import Monitor
+from engine.solvers.protocol import Status
+from engine.training import train
+
+METHODS = ("holdout", "kfold")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to estimate test accuracy: `holdout` (one split) or `kfold` (k splits)."""
+
+    method: str = "kfold"
+    k: int = 5                  # folds (kfold)
+    test_size: float = 0.25     # share of the rows held out (holdout)
+    seed: int = 0
+
+    def check(self) -> None:
+        if self.method not in METHODS:
+            raise ParameterError(f"Unknown evaluation '{self.method}': use holdout or kfold.")
+        if self.method == "kfold" and not 2 <= self.k <= 100:
+            raise ParameterError("Cross-validation needs between 2 and 100 folds.")
+        if self.method == "holdout" and not 0.0 < self.test_size < 1.0:
+            raise ParameterError("The hold-out share must lie strictly between 0 and 1.")
+
+    def describe(self) -> str:
+        if self.method == "holdout":
+            return f"hold-out {round(100 * self.test_size)}%"
+        return f"{self.k}-fold cross-validation"
+
+    def to_dict(self) -> dict:
+        return {"method": self.method, "k": self.k, "test_size": self.test_size,
+                "seed": self.seed}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Plan:
+        return cls(str(d.get("method", "kfold")), int(d.get("k", 5)),
+                   float(d.get("test_size", 0.25)), int(d.get("seed", 0)))
+
+
+@dataclass
+class FoldResult:
+    fold: int                     # 0-based
+    n_train: int
+    n_test: int
+    train_accuracy: float         # on the raw training rows, through the model's recipe
+    test_accuracy: float
+    train_confusion: np.ndarray   # rows: true class, columns: predicted (global classes)
+    test_confusion: np.ndarray
+    status: Status
+    optimal: bool
+    time_s: float
+
+    def to_dict(self) -> dict:
+        return {"fold": self.fold, "n_train": self.n_train, "n_test": self.n_test,
+                "train_accuracy": self.train_accuracy, "test_accuracy": self.test_accuracy,
+                "train_confusion": self.train_confusion.tolist(),
+                "test_confusion": self.test_confusion.tolist(),
+                "status": self.status.value, "optimal": self.optimal, "time_s": self.time_s}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> FoldResult:
+        return cls(int(d["fold"]), int(d["n_train"]), int(d["n_test"]),
+                   float(d["train_accuracy"]), float(d["test_accuracy"]),
+                   np.asarray(d["train_confusion"], dtype=float),
+                   np.asarray(d["test_confusion"], dtype=float), Status(d["status"]),
+                   bool(d["optimal"]), float(d["time_s"]))
+
+
+@dataclass
+class Evaluation:
+    plan: Plan
+    class_names: list[str]
+    folds: list[FoldResult] = field(default_factory=list)
+    complete: bool = True         # False when cancelled before every fold ran
+
+    @property
+    def n_folds(self) -> int:
+        return 1 if self.plan.method == "holdout" else self.plan.k
+
+    @property
+    def test_accuracies(self) -> list[float]:
+        return [f.test_accuracy for f in self.folds]
+
+    @property
+    def mean_test_accuracy(self) -> float:
+        return float(np.mean(self.test_accuracies)) if self.folds else math.nan
+
+    @property
+    def std_test_accuracy(self) -> float:
+        return float(np.std(self.test_accuracies)) if len(self.folds) > 1 else 0.0
+
+    @property
+    def mean_train_accuracy(self) -> float:
+        return float(np.mean([f.train_accuracy for f in self.folds])) if self.folds else math.nan
+
+    def test_confusion(self) -> np.ndarray:
+        """Test confusion matrix summed over the folds (every test row counted once)."""
+        size = len(self.class_names)
+        total = np.zeros((size, size))
+        for f in self.folds:
+            total += f.test_confusion
+        return total
+
+    def summary(self) -> str:
+        """One line, e.g. `5-fold cross-validation: test accuracy 84.2% ± 1.3`."""
+        if not self.folds:
+            return f"{self.plan.describe()}: no fold finished"
+        text = f"{self.plan.describe()}: test accuracy {100 * self.mean_test_accuracy:.1f}%"
+        if len(self.folds) > 1:
+            text += f" ± {100 * self.std_test_accuracy:.1f}"
+        if not self.complete:
+            text += f" ({len(self.folds)} of {self.n_folds} folds, stopped)"
+        return text
+
+    def to_dict(self) -> dict:
+        return {"plan": self.plan.to_dict(), "class_names": list(self.class_names),
+                "folds": [f.to_dict() for f in self.folds], "complete": self.complete}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Evaluation:
+        return cls(Plan.from_dict(d["plan"]), list(d["class_names"]),
+                   [FoldResult.from_dict(f) for f in d["folds"]], bool(d["complete"]))
+
+
+# --------------------------------------------------------------------- splits
+def stratified_folds(labels: np.ndarray, k: int, seed: int = 0) -> list[np.ndarray]:
+    """Row indices of k test folds: every class is dealt round-robin, shuffled.
+
+    Fold sizes differ by at most one per class; each row is in exactly one fold.
+    """
+    rng = np.random.default_rng(seed)
+    folds: list[list[int]] = [[] for _ in range(k)]
+    start = 0
+    for value in np.unique(labels):
+        members = rng.permutation(np.flatnonzero(labels == value))
+        for i, row in enumerate(members):
+            folds[(start + i) % k].append(int(row))
+        start = (start + len(members)) % k  # keep fold sizes balanced across classes
+    return [np.sort(np.array(f, dtype=np.int64)) for f in folds]
+
+
+def holdout_split(labels: np.ndarray, test_size: float,
+                  seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(train rows, test rows), stratified: each class gives about `test_size` of its rows.
+
+    A class with at least two rows keeps at least one in the training part.
+    """
+    rng = np.random.default_rng(seed)
+    test: list[np.ndarray] = []
+    for value in np.unique(labels):
+        members = rng.permutation(np.flatnonzero(labels == value))
+        n_test = round(test_size * len(members))
+        if len(members) >= 2:
+            n_test = min(max(n_test, 1 if test_size * len(members) >= 0.5 else 0),
+                         len(members) - 1)
+        test.append(members[:n_test])
+    test_rows = np.sort(np.concatenate(test)) if test else np.zeros(0, np.int64)
+    train_rows = np.setdiff1d(np.arange(len(labels)), test_rows)
+    return train_rows, test_rows
+
+
+def _class_order(names: list[str]) -> list[str]:
+    try:
+        return sorted(names, key=float)
+    except ValueError:
+        return sorted(names)
+
+
+# ------------------------------------------------------------------ evaluation
+class CrossValidation:
+    """One evaluation run; `cancel()` (any thread) stops it after the current fold.
+
+    The fold being trained is stopped too (its solver returns its best tree so far,
+    which is still evaluated); the folds not started are skipped and the
+    `Evaluation` is marked incomplete.
+    """
+
+    def __init__(self, raw: RawTable, options: PrepOptions, algorithm: str,
+                 params: dict[str, Any] | None = None, plan: Plan = Plan(),
+                 time_limit: float | None = None):
+        plan.check()
+        if time_limit is not None and not time_limit > 0:
+            raise ParameterError("The time limit must be a positive number of seconds.")
+        self.raw, self.options, self.algorithm = raw, options, algorithm
+        self.params = dict(params or {})
+        self.plan, self.time_limit = plan, time_limit
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._monitor: Monitor | None = None
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            if self._monitor is not None:
+                self._monitor.cancel()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def splits(self) -> tuple[np.ndarray, list[str], list[tuple[np.ndarray, np.ndarray]]]:
+        """(rows with a class, class names, [(train, test) positions into those rows])."""
+        frame = self.raw.frame
+        target = choose_target([str(c) for c in frame.columns], self.options.target)
+        cells = frame[target]
+        rows = np.flatnonzero(cells.notna().to_numpy())
+        names = [class_label(c) for c in cells.iloc[rows]]
+        class_names = _class_order(sorted(set(names)))
+        index = {name: i for i, name in enumerate(class_names)}
+        labels = np.array([index[n] for n in names], dtype=np.int64)
+        plan = self.plan
+        if plan.method == "holdout":
+            train_rows, test_rows = holdout_split(labels, plan.test_size, plan.seed)
+            if len(test_rows) == 0 or len(train_rows) == 0:
+                raise DataError("There are too few rows to hold some out for testing.")
+            pairs = [(train_rows, test_rows)]
+        else:
+            if len(rows) < plan.k:
+                raise DataError(f"{plan.k}-fold cross-validation needs at least {plan.k} "
+                                f"rows with a class; the table has {len(rows)}.")
+            tests = stratified_folds(labels, plan.k, plan.seed)
+            everything = np.arange(len(rows))
+            pairs = [(np.setdiff1d(everything, t), t) for t in tests]
+        return rows, class_names, pairs
+
+    def run(self, on_fold: Callable[[FoldResult, int], None] | None = None) -> Evaluation:
+        """Train and test every split; `on_fold(result, n_folds)` after each one."""
+        rows, class_names, pairs = self.splits()
+        evaluation = Evaluation(self.plan, class_names)
+        frame = self.raw.frame
+        for fold, (train_pos, test_pos) in enumerate(pairs):
+            if self._cancelled:
+                evaluation.complete = False
+                break
+            train_frame = frame.iloc[rows[train_pos]].reset_index(drop=True)
+            test_frame = frame.iloc[rows[test_pos]].reset_index(drop=True)
+            try:
+                result = self._fold(fold, train_frame, test_frame, class_names)
+            except DataError as exc:
+                raise DataError(f"{self._fold_name(fold, len(pairs))}: {exc}") from None
+            evaluation.folds.append(result)
+            if on_fold is not None:
+                on_fold(result, len(pairs))
+        if self._cancelled and len(evaluation.folds) < len(pairs):
+            evaluation.complete = False
+        return evaluation
+
+    def _fold_name(self, fold: int, n: int) -> str:
+        return "The hold-out split" if n == 1 and self.plan.method == "holdout" else \
+            f"Fold {fold + 1} of {n}"
+
+    def _fold(self, fold: int, train_frame, test_frame, class_names: list[str]) -> FoldResult:
+        train_raw = replace(self.raw, frame=train_frame)
+        data = prepare(train_raw, self.options)
+        with self._lock:
+            monitor = Monitor(self.time_limit)
+            self._monitor = monitor
+            if self._cancelled:
+                monitor.cancel()
+        try:
+            result = train(data, self.algorithm, self.params, monitor=monitor)
+        finally:
+            with self._lock:
+                self._monitor = None
+        tree = result.tree
+        to_global = np.array([class_names.index(n) for n in tree.class_names],
+                             dtype=np.int64)
+        index = {name: i for i, name in enumerate(class_names)}
+        size = len(class_names)
+
+        def score(frame) -> tuple[float, np.ndarray]:
+            truth = np.array([index[class_label(c)] for c in frame[data.prep.target]],
+                             dtype=np.int64)
+            predicted = to_global[tree.predict_frame(frame)]
+            matrix = confusion_matrix(truth, predicted, size)
+            total = matrix.sum()
+            return (float(np.trace(matrix) / total) if total else math.nan), matrix
+
+        train_accuracy, train_matrix = score(train_frame)
+        test_accuracy, test_matrix = score(test_frame)
+        return FoldResult(fold, len(train_frame), len(test_frame), train_accuracy,
+                          test_accuracy, train_matrix, test_matrix, result.status,
+                          bool(result.optimal), float(result.time_s))
+
+
+def evaluate(raw: RawTable, options: PrepOptions, algorithm: str,
+             params: dict[str, Any] | None = None, plan: Plan = Plan(),
+             time_limit: float | None = None,
+             on_fold: Callable[[FoldResult, int], None] | None = None) -> Evaluation:
+    """Run `plan` for `algorithm` on `raw` prepared with `options` (see the module doc)."""
+    return CrossValidation(raw, options, algorithm, params, plan, time_limit).run(on_fold)

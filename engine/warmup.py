@@ -1,0 +1,112 @@
+"""Compile (or load from numba's on-disk cache) every solver's kernels ahead of use.
+
+The first call of a numba kernel compiles it, which takes seconds with an empty cache
+and a fraction of a second with a warm one.  The GUI calls `warm_up` in a background
+worker at start-up, so the user's first Run starts searching at once; the CLI and
+benchmarks may call it to keep compilation out of their timings.
+
+Each registered solver is trained on a tiny built-in table prepared with the
+solver's default binarisation (and, for solvers that also take continuous
+features, once more on the binarised table), through the same `engine.training.train`
+the application uses, so every kernel specialisation a normal run needs is built.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from engine.data.csv_reader import parse_text
+from engine.data.dataset import Dataset, PrepOptions, prepare
+from engine.solvers import get_solver, solver_names
+from engine.solvers.monitor import Monitor
+from engine.training import default_binarization, train
+
+# 24 rows, numeric + categorical + yes/no inputs, two classes, one pair of identical
+# inputs with different classes (so inconsistent-row handling runs too).
+TINY_TABLE = """age,colour,member,spend,buys
+23,red,yes,120,no
+35,blue,no,340,yes
+47,green,yes,90,no
+52,red,no,410,yes
+19,blue,yes,60,no
+61,green,no,300,yes
+33,red,yes,220,yes
+28,blue,no,150,no
+44,green,yes,380,yes
+39,red,no,95,no
+57,blue,yes,260,yes
+25,green,no,130,no
+31,red,yes,310,yes
+49,blue,no,70,no
+36,green,yes,280,yes
+42,red,no,190,no
+29,blue,yes,350,yes
+54,green,no,110,no
+38,red,yes,240,yes
+46,blue,no,160,no
+21,green,yes,330,yes
+58,red,no,140,no
+33,red,yes,220,no
+40,blue,yes,270,yes
+"""
+
+WARMUP_DEPTH = 2
+
+
+@dataclass
+class WarmupReport:
+    """Seconds each solver took to train the first time, and the solvers that failed."""
+
+    timings: dict[str, float] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    stopped: bool = False
+
+    @property
+    def total(self) -> float:
+        return float(sum(self.timings.values()))
+
+
+def tiny_dataset(binarize: str = "none") -> Dataset:
+    """The built-in warm-up table, prepared with `binarize`."""
+    return prepare(parse_text(TINY_TABLE), PrepOptions(target="buys", binarize=binarize))
+
+
+def _variants(name: str) -> list[str]:
+    first = default_binarization(name)
+    if get_solver(name).needs == "any" and first == "none":
+        return ["none", "quantile:4"]
+    return [first]
+
+
+def warm_up(names: list[str] | None = None,
+            on_solver: Callable[[str, float], None] | None = None,
+            should_stop: Callable[[], bool] | None = None) -> WarmupReport:
+    """Train each solver in `names` (default: all registered) once on the tiny table.
+
+    `on_solver(name, seconds)` is called after each solver; `should_stop()` is
+    checked between solvers (a compilation in progress cannot be interrupted).
+    Failures are collected in the report rather than raised: warming up is only an
+    optimisation, and the real run will report the problem to the user.
+    """
+    report = WarmupReport()
+    for name in solver_names() if names is None else list(names):
+        if should_stop is not None and should_stop():
+            report.stopped = True
+            break
+        started = time.perf_counter()
+        try:
+            solver = get_solver(name)
+            depth = {"depth": WARMUP_DEPTH} if any(p.name == "depth"
+                                                   for p in solver.params) else {}
+            for binarize in _variants(name):
+                train(tiny_dataset(binarize), name, depth, monitor=Monitor(None))
+        except Exception as exc:  # noqa: BLE001 - reported, never fatal
+            report.errors[name] = f"{type(exc).__name__}: {exc}"
+            continue
+        seconds = time.perf_counter() - started
+        report.timings[name] = seconds
+        if on_solver is not None:
+            on_solver(name, seconds)
+    return report

@@ -1,0 +1,283 @@
+"""The Data group of the side panel: open a file, and how its table becomes features.
+
+Target, missing-value policy, binarisation and the optional cleaning steps live
+here; per-column choices (ignore, continuous, categorical) live in the Data tab's
+column table.  Below the options the panel shows what preparation gives: rows,
+classes, the number of features the solver will see, what was changed (the
+`PrepReport`), and problems in plain words.  Every change emits `options_changed`.
+"""
+
+from __future__ import annotations
+
+import html
+from contextlib import contextmanager
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+)
+
+MISSING_POLICIES = (
+    ("impute", "Fill in (median / most frequent)"),
+    ("drop", "Drop rows with missing cells"),
+    ("indicator", "Fill in + “is missing” feature"),
+)
+BINARIZATIONS = (
+    ("none", "None: keep numbers continuous"),
+    ("quantile", "Quantile thresholds"),
+    ("midpoints", "Every midpoint"),
+)
+DEFAULT_QUANTILES = 10
+HINT_COLOUR = "#505863"
+PROBLEM_COLOUR = "#a4262c"
+
+
+class DataPanel(QGroupBox):
+    options_changed = Signal()
+    open_requested = Signal()
+    sample_requested = Signal(str)
+
+    def __init__(self, samples: list[Path], parent=None):
+        super().__init__("Data", parent)
+        layout = QVBoxLayout(self)
+        layout.setSpacing(6)
+
+        buttons = QHBoxLayout()
+        self.open_button = QPushButton("Open CSV…", self)
+        self.open_button.setToolTip("Open a comma, semicolon, tab or space separated file "
+                                    "(or drop one on the window).")
+        self.open_button.clicked.connect(self.open_requested)
+        buttons.addWidget(self.open_button, 1)
+        self.samples_button = QToolButton(self)
+        self.samples_button.setText("Samples")
+        self.samples_button.setPopupMode(QToolButton.InstantPopup)
+        self.samples_menu = QMenu(self.samples_button)
+        for path in samples:
+            action = QAction(path.stem.replace("_", " "), self.samples_menu)
+            action.setData(str(path))
+            action.triggered.connect(lambda _=False, p=str(path): self.sample_requested.emit(p))
+            self.samples_menu.addAction(action)
+        self.samples_button.setMenu(self.samples_menu)
+        self.samples_button.setEnabled(bool(samples))
+        buttons.addWidget(self.samples_button)
+        layout.addLayout(buttons)
+
+        self.file_label = QLabel("No file loaded.", self)
+        self.file_label.setWordWrap(True)
+        self.file_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        layout.addWidget(self.file_label)
+
+        self.progress = QProgressBar(self)
+        self.progress.setRange(0, 100)
+        self.progress.setTextVisible(False)
+        self.progress.setMaximumHeight(6)
+        self.progress.hide()
+        self.progress_label = QLabel(self)
+        self.progress_label.setStyleSheet(f"color: {HINT_COLOUR};")
+        self.progress_label.setWordWrap(True)
+        self.progress_label.hide()
+        layout.addWidget(self.progress)
+        layout.addWidget(self.progress_label)
+
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        self.target_combo = _combo(self)
+        self.target_combo.setToolTip("The column holding the class to predict.")
+        self.target_combo.currentIndexChanged.connect(self._changed)
+        form.addRow("Target:", self.target_combo)
+        self.missing_combo = _combo(self)
+        for policy, text in MISSING_POLICIES:
+            self.missing_combo.addItem(text, policy)
+        self.missing_combo.setToolTip(
+            "What to do with empty cells (and ?, NA, ...). Whatever you choose, a saved "
+            "model fills missing cells of new data with the training values.")
+        self.missing_combo.currentIndexChanged.connect(self._changed)
+        form.addRow("Missing:", self.missing_combo)
+        binarize_row = QHBoxLayout()
+        self.binarize_combo = _combo(self)
+        for mode, text in BINARIZATIONS:
+            self.binarize_combo.addItem(text, mode)
+        self.binarize_combo.setToolTip(
+            "How numeric columns become tests. Algorithms that need 0/1 features need "
+            "quantile thresholds or every midpoint; categorical columns are always "
+            "one-hot encoded.")
+        self.binarize_combo.currentIndexChanged.connect(self._binarize_mode_changed)
+        self.quantile_spin = QSpinBox(self)
+        self.quantile_spin.setRange(2, 100)
+        self.quantile_spin.setValue(DEFAULT_QUANTILES)
+        self.quantile_spin.setToolTip("Number of quantile bins: K bins give up to K-1 "
+                                      "thresholds per numeric column.")
+        self.quantile_spin.valueChanged.connect(self._changed)
+        binarize_row.addWidget(self.binarize_combo, 1)
+        binarize_row.addWidget(self.quantile_spin)
+        form.addRow("Binarise:", binarize_row)
+        layout.addLayout(form)
+
+        self.drop_inconsistent_check = QCheckBox("Drop rows contradicting identical rows",
+                                                 self)
+        self.drop_inconsistent_check.setToolTip(
+            "Among rows with identical features, keep only those of the majority class. "
+            "No tree can classify contradicting rows all correctly; SAT solvers need "
+            "this to find a consistent tree.")
+        self.merge_check = QCheckBox("Merge duplicate rows into weights", self)
+        self.merge_check.setToolTip("Identical rows of the same class become one weighted "
+                                    "row (same trees, faster search).")
+        self.redundant_check = QCheckBox("Remove redundant features", self)
+        self.redundant_check.setToolTip("Drop constant features and features identical or "
+                                        "complementary to another one.")
+        for box in (self.drop_inconsistent_check, self.merge_check, self.redundant_check):
+            box.toggled.connect(self._changed)
+            layout.addWidget(box)
+
+        self.features_label = QLabel(self)
+        self.features_label.setWordWrap(True)
+        self.features_label.setTextFormat(Qt.RichText)
+        layout.addWidget(self.features_label)
+        self.notes_label = QLabel(self)
+        self.notes_label.setWordWrap(True)
+        self.notes_label.setStyleSheet(f"color: {HINT_COLOUR};")
+        self.notes_label.hide()
+        layout.addWidget(self.notes_label)
+        self.problems_label = QLabel(self)
+        self.problems_label.setWordWrap(True)
+        self.problems_label.setStyleSheet(f"color: {PROBLEM_COLOUR};")
+        self.problems_label.hide()
+        layout.addWidget(self.problems_label)
+        self._quiet = False
+        self._binarize_mode_changed()
+        self.set_table_loaded(False)
+
+    # -------------------------------------------------------------- options
+    def _changed(self) -> None:
+        if not self._quiet:
+            self.options_changed.emit()
+
+    def _binarize_mode_changed(self) -> None:
+        self.quantile_spin.setVisible(self.binarize_combo.currentData() == "quantile")
+        self._changed()
+
+    def set_columns(self, columns: list[str], target: str | None) -> None:
+        self._quiet = True
+        self.target_combo.clear()
+        self.target_combo.addItems(columns)
+        if target in columns:
+            self.target_combo.setCurrentIndex(columns.index(target))
+        self._quiet = False
+
+    def target(self) -> str | None:
+        return self.target_combo.currentText() or None
+
+    def set_target(self, name: str) -> None:
+        index = self.target_combo.findText(name)
+        if index < 0:
+            raise ValueError(f"no column {name!r}")
+        self.target_combo.setCurrentIndex(index)
+
+    def missing(self) -> str:
+        return self.missing_combo.currentData()
+
+    def set_missing(self, policy: str) -> None:
+        self.missing_combo.setCurrentIndex(max(0, self.missing_combo.findData(policy)))
+
+    def binarize(self) -> str:
+        mode = self.binarize_combo.currentData()
+        return f"quantile:{self.quantile_spin.value()}" if mode == "quantile" else mode
+
+    def set_binarize(self, spec: str, notify: bool = True) -> None:
+        """`none`, `midpoints` or `quantile:K` (as in the CLI)."""
+        spec = str(spec).strip().lower()
+        mode, _, k = spec.partition(":")
+        index = self.binarize_combo.findData(mode)
+        if index < 0:
+            raise ValueError(f"unknown binarisation {spec!r}")
+        before = self.binarize()
+        self._quiet = True
+        if mode == "quantile" and k.isdigit():
+            self.quantile_spin.setValue(int(k))
+        self.binarize_combo.setCurrentIndex(index)
+        self._quiet = False
+        if notify and self.binarize() != before:
+            self.options_changed.emit()
+
+    def cleaning(self) -> dict[str, bool]:
+        return {"drop_inconsistent": self.drop_inconsistent_check.isChecked(),
+                "merge_duplicates": self.merge_check.isChecked(),
+                "remove_redundant": self.redundant_check.isChecked()}
+
+    def set_cleaning(self, flags: dict[str, bool]) -> None:
+        self._quiet = True
+        self.drop_inconsistent_check.setChecked(bool(flags.get("drop_inconsistent")))
+        self.merge_check.setChecked(bool(flags.get("merge_duplicates")))
+        self.redundant_check.setChecked(bool(flags.get("remove_redundant")))
+        self._quiet = False
+
+    @contextmanager
+    def quietly(self):
+        """Change several options, emitting nothing."""
+        self._quiet = True
+        try:
+            yield
+        finally:
+            self._quiet = False
+
+    # -------------------------------------------------------------- display
+    def set_table_loaded(self, loaded: bool) -> None:
+        for widget in (self.target_combo, self.missing_combo, self.binarize_combo,
+                       self.quantile_spin, self.drop_inconsistent_check, self.merge_check,
+                       self.redundant_check):
+            widget.setEnabled(loaded)
+
+    def set_busy(self, busy: bool) -> None:
+        for widget in (self.open_button, self.samples_button):
+            widget.setEnabled(not busy)
+        if not busy:
+            self.progress.hide()
+            self.progress_label.hide()
+
+    def show_progress(self, text: str, fraction: float) -> None:
+        self.progress.setValue(round(100 * fraction))
+        self.progress.show()
+        self.progress_label.setText(text)
+        self.progress_label.show()
+
+    def show_file(self, text: str, tooltip: str = "") -> None:
+        self.file_label.setText(text)
+        self.file_label.setToolTip(tooltip)
+
+    def show_preparation(self, features: str, notes: list[str], problems: list[str]) -> None:
+        self.features_label.setText(features)
+        self.notes_label.setText("\n".join(notes))
+        self.notes_label.setVisible(bool(notes))
+        self.problems_label.setText("\n".join(problems))
+        self.problems_label.setVisible(bool(problems))
+
+    def problems_text(self) -> str:
+        return self.problems_label.text() if self.problems_label.isVisible() else ""
+
+    def notes_text(self) -> str:
+        return self.notes_label.text() if self.notes_label.isVisible() else ""
+
+
+def _combo(parent) -> QComboBox:
+    """A drop-down that may be narrower than its longest entry (the panel is narrow)."""
+    combo = QComboBox(parent)
+    combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(8)
+    return combo
+
+
+def bold(text: str) -> str:
+    return f"<b>{html.escape(text)}</b>"

@@ -1,0 +1,112 @@
+"""The Data tab: how the file was read, the column settings, and the raw preview.
+
+The column table (left) is where columns are ignored or forced continuous /
+categorical; the preview (right) shows the file's own cells, virtualised, with each
+column's use in its header.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.data.csv_reader import RawTable
+from gui.column_model import COL_USE, ColumnsModel, UseDelegate
+from gui.preview_model import PreviewModel
+
+DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", " ": "whitespace"}
+ROW_HEIGHT = 22
+
+
+class DataView(QWidget):
+    def __init__(self, columns: ColumnsModel, parent=None):
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        self.info_label = QLabel("Open a CSV file (File ▸ Open, a sample, or drop a file "
+                                 "on the window) to see its columns here.", self)
+        self.info_label.setWordWrap(True)
+        self.info_label.setTextFormat(Qt.RichText)
+        layout.addWidget(self.info_label)
+
+        splitter = QSplitter(Qt.Horizontal, self)
+        self.columns_view = QTableView(splitter)
+        self.columns_view.setModel(columns)
+        self.columns_view.setItemDelegateForColumn(COL_USE, UseDelegate(self.columns_view))
+        self.columns_view.setEditTriggers(QAbstractItemView.AllEditTriggers)
+        self.columns_view.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.columns_view.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.columns_view.verticalHeader().hide()
+        self.columns_view.verticalHeader().setDefaultSectionSize(ROW_HEIGHT + 2)
+        header = self.columns_view.horizontalHeader()
+        # Not ResizeToContents: that re-reads every row after each change of the model.
+        header.setSectionResizeMode(QHeaderView.Interactive)
+        header.setStretchLastSection(True)
+        self.columns_view.setMinimumWidth(360)
+
+        self.preview_view = QTableView(splitter)
+        self.preview_view.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.preview_view.setAlternatingRowColors(True)
+        self.preview_view.setWordWrap(False)
+        vertical = self.preview_view.verticalHeader()
+        vertical.setSectionResizeMode(QHeaderView.Fixed)   # no per-row measuring
+        vertical.setDefaultSectionSize(ROW_HEIGHT)
+        horizontal = self.preview_view.horizontalHeader()
+        horizontal.setSectionResizeMode(QHeaderView.Interactive)
+        horizontal.setDefaultSectionSize(96)
+        horizontal.setMinimumSectionSize(48)
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([470, 600])
+        layout.addWidget(splitter, 1)
+        self.preview: PreviewModel | None = None
+
+    def show_table(self, name: str, raw: RawTable, infos) -> None:
+        model = PreviewModel(raw, infos, self)
+        old = self.preview
+        self.preview_view.setModel(model)
+        self.preview = model
+        if old is not None:
+            old.deleteLater()
+        frame = raw.frame
+        delimiter = DELIMITER_NAMES.get(raw.delimiter, repr(raw.delimiter))
+        extras = [f"{delimiter} separated",
+                  "header row" if raw.has_header else "no header row (columns numbered)",
+                  raw.encoding]
+        if raw.decimal_comma:
+            extras.append("decimal commas")
+        self.info_label.setText(f"<b>{html.escape(name)}</b> — {len(frame):,} rows × "
+                                f"{len(frame.columns)} columns · {', '.join(extras)}")
+        fit_columns(self.columns_view, 200, 60, 260)   # the preview's once roles are set
+
+    def fit_preview_columns(self) -> None:
+        if self.preview is not None:
+            fit_columns(self.preview_view, 40 if self.preview.columnCount() < 200 else 8,
+                        64, 220)
+
+
+def fit_columns(view: QTableView, sample_rows: int, least: int, most: int) -> None:
+    """Columns as wide as their header and first cells, measured here directly:
+    Qt's own resizeColumnsToContents reads up to 1000 rows of every column."""
+    model = view.model()
+    metrics = view.fontMetrics()
+    header = view.horizontalHeader()
+    head_metrics = header.fontMetrics()
+    rows = min(model.rowCount(), sample_rows)
+    for column in range(model.columnCount()):
+        title = str(model.headerData(column, Qt.Horizontal) or "")
+        width = max(head_metrics.horizontalAdvance(line) for line in title.split("\n"))
+        for row in range(rows):
+            width = max(width, metrics.horizontalAdvance(
+                str(model.data(model.index(row, column)) or "")))
+        header.resizeSection(column, min(max(width + 24, least), most))

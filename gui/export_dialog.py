@@ -1,0 +1,253 @@
+"""The Export dialog: pick formats, preview them, write them all into one folder.
+
+Pictures (PNG, SVG, PDF) are drawn by Qt from the same scene as the window's view;
+rules, Python, SQL, DOT and the JSON model come from `engine.export`.  Every file
+is written atomically (a failure leaves no half-written file) and any problem is
+reported in a dialog; the files written are listed in the dialog.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontDatabase, QGuiApplication, QImage, QPainter, QPixmap
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+)
+
+from engine.export import (
+    WRITERS,
+    nested_rules,
+    rule_list_text,
+    to_dot,
+    to_python,
+    to_sql,
+    write_export,
+)
+from gui.image_export import save_tree_image
+from gui.worker import error_message
+
+PREVIEW_MAX_CHARS = 200_000
+
+
+@dataclass(frozen=True)
+class Format:
+    key: str           # "png", ... or an engine export kind
+    label: str
+    suffix: str        # file name ending, after the base name
+    image: bool
+    default: bool
+
+
+FORMATS = (
+    Format("png", "Picture (PNG)", "-tree.png", True, True),
+    Format("svg", "Picture (SVG, vector)", "-tree.svg", True, False),
+    Format("pdf", "Picture (PDF, vector)", "-tree.pdf", True, False),
+    Format("rules", "Rules (text)", "-rules.txt", False, True),
+    Format("python", "Python function", "-model.py", False, False),
+    Format("sql", "SQL CASE expression", "-model.sql", False, False),
+    Format("json", "Orchard model (JSON)", "-model.json", False, True),
+    Format("dot", "Graphviz DOT", "-tree.dot", False, False),
+)
+TEXT_RENDERERS: dict[str, Callable] = {
+    "rules": lambda tree: nested_rules(tree) + "\n" + rule_list_text(tree),
+    "python": to_python,
+    "sql": to_sql,
+    "dot": to_dot,
+    "json": lambda tree: json.dumps(tree.to_dict(), indent=1),
+}
+
+
+def write_format(tree, fmt: Format, path: Path) -> None:
+    if fmt.image:
+        save_tree_image(tree, path)
+    else:
+        write_export(tree, path, fmt.key)
+
+
+class ExportDialog(QDialog):
+    exported = Signal(list)     # paths written
+
+    def __init__(self, tree, folder: str | Path, base_name: str,
+                 show_error: Callable[[str], None], parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Export the tree")
+        self.setObjectName("exportDialog")
+        self.resize(860, 560)
+        self.tree = tree
+        self._show_error = show_error
+        self._pixmap: QPixmap | None = None
+        self.written: list[Path] = []
+        layout = QVBoxLayout(self)
+        heading = QLabel("<b>Export the tree</b> — tick the formats to write; the "
+                         "selected one is previewed on the right.", self)
+        layout.addWidget(heading)
+
+        splitter = QSplitter(Qt.Horizontal, self)
+        self.format_list = QListWidget(splitter)
+        for fmt in FORMATS:
+            if not fmt.image and fmt.key not in WRITERS:
+                continue
+            item = QListWidgetItem(fmt.label, self.format_list)
+            item.setData(Qt.UserRole, fmt.key)
+            item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
+            item.setCheckState(Qt.Checked if fmt.default else Qt.Unchecked)
+        self.format_list.setMaximumWidth(260)
+        self.format_list.currentItemChanged.connect(self._preview)
+        self.preview = QStackedWidget(splitter)
+        self.text_preview = QPlainTextEdit(self.preview)
+        self.text_preview.setReadOnly(True)
+        self.text_preview.setLineWrapMode(QPlainTextEdit.NoWrap)
+        self.text_preview.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
+        self.image_preview = QLabel(self.preview)
+        self.image_preview.setAlignment(Qt.AlignCenter)
+        self.image_preview.setStyleSheet("background: white; border: 1px solid #c9ced4;")
+        self.image_preview.setMinimumSize(300, 240)
+        self.preview.addWidget(self.text_preview)
+        self.preview.addWidget(self.image_preview)
+        splitter.setStretchFactor(1, 1)
+        layout.addWidget(splitter, 1)
+
+        form = QFormLayout()
+        folder_row = QHBoxLayout()
+        self.folder_edit = QLineEdit(str(folder), self)
+        browse = QPushButton("Browse…", self)
+        browse.clicked.connect(self._browse)
+        folder_row.addWidget(self.folder_edit, 1)
+        folder_row.addWidget(browse)
+        form.addRow("Folder:", folder_row)
+        self.name_edit = QLineEdit(base_name, self)
+        self.name_edit.textChanged.connect(self._update_names)
+        form.addRow("File names:", self.name_edit)
+        self.names_label = QLabel(self)
+        self.names_label.setWordWrap(True)
+        self.names_label.setStyleSheet("color: #505863;")
+        form.addRow("", self.names_label)
+        layout.addLayout(form)
+
+        buttons = QDialogButtonBox(self)
+        self.export_button = buttons.addButton("Export", QDialogButtonBox.AcceptRole)
+        buttons.addButton(QDialogButtonBox.Close)
+        self.export_button.clicked.connect(self.export_checked)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.format_list.itemChanged.connect(self._update_names)
+        self.format_list.setCurrentRow(0)
+        self._update_names()
+
+    # ------------------------------------------------------------- choices
+    def formats(self) -> list[Format]:
+        return [f for f in FORMATS if any(
+            self.format_list.item(i).data(Qt.UserRole) == f.key
+            for i in range(self.format_list.count()))]
+
+    def checked(self) -> list[Format]:
+        keys = {self.format_list.item(i).data(Qt.UserRole)
+                for i in range(self.format_list.count())
+                if self.format_list.item(i).checkState() == Qt.Checked}
+        return [f for f in FORMATS if f.key in keys]
+
+    def set_checked(self, keys: list[str]) -> None:
+        for i in range(self.format_list.count()):
+            item = self.format_list.item(i)
+            item.setCheckState(Qt.Checked if item.data(Qt.UserRole) in keys else Qt.Unchecked)
+
+    def target(self, fmt: Format) -> Path:
+        return Path(self.folder_edit.text()).expanduser() / f"{self.name_edit.text()}{fmt.suffix}"
+
+    def _update_names(self, *_) -> None:
+        names = [self.target(f).name for f in self.checked()]
+        self.names_label.setText(", ".join(names) if names else "Tick at least one format.")
+        self.export_button.setEnabled(bool(names) and bool(self.name_edit.text().strip()))
+
+    def _browse(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Export into folder",
+                                                  self.folder_edit.text())
+        if folder:
+            self.folder_edit.setText(folder)
+
+    # ------------------------------------------------------------- preview
+    def _preview(self, item: QListWidgetItem | None, _previous=None) -> None:
+        if item is None:
+            return
+        key = item.data(Qt.UserRole)
+        fmt = next(f for f in FORMATS if f.key == key)
+        if fmt.image:
+            self.preview.setCurrentWidget(self.image_preview)
+            self.image_preview.setPixmap(self._thumbnail())
+            return
+        self.preview.setCurrentWidget(self.text_preview)
+        try:
+            text = TEXT_RENDERERS[key](self.tree)
+        except Exception as exc:  # noqa: BLE001 - shown, never fatal
+            text = f"Cannot preview: {error_message(exc)}"
+        if len(text) > PREVIEW_MAX_CHARS:
+            text = text[:PREVIEW_MAX_CHARS] + "\n… (preview truncated; the file is complete)"
+        self.text_preview.setPlainText(text)
+
+    def _thumbnail(self) -> QPixmap:
+        if self._pixmap is not None:
+            return self._pixmap
+        from gui.tree_scene import TreeScene
+        scene = TreeScene(self.tree)
+        rect = scene.sceneRect()
+        ratio = QGuiApplication.primaryScreen().devicePixelRatio() if \
+            QGuiApplication.primaryScreen() else 1.0
+        width, height = 560, 420
+        image = QImage(int(width * ratio), int(height * ratio), QImage.Format_ARGB32)
+        image.fill(Qt.white)
+        painter = QPainter(image)
+        painter.setRenderHints(QPainter.Antialiasing | QPainter.TextAntialiasing)
+        scene.render(painter, image.rect(), rect, Qt.KeepAspectRatio)
+        painter.end()
+        image.setDevicePixelRatio(ratio)
+        self._pixmap = QPixmap.fromImage(image)
+        return self._pixmap
+
+    # -------------------------------------------------------------- export
+    def export_checked(self) -> list[Path]:
+        """Write every ticked format; errors go to a dialog, the rest is still written."""
+        folder = Path(self.folder_edit.text()).expanduser()
+        if not self.name_edit.text().strip():
+            self._show_error("Please give the exported files a name.")
+            return []
+        if not folder.is_dir():
+            self._show_error(f"The folder '{folder}' does not exist.")
+            return []
+        written, failures = [], []
+        QGuiApplication.setOverrideCursor(Qt.WaitCursor)
+        try:
+            for fmt in self.checked():
+                path = self.target(fmt)
+                try:
+                    write_format(self.tree, fmt, path)
+                except Exception as exc:  # noqa: BLE001 - reported to the user
+                    failures.append(error_message(exc))
+                    continue
+                written.append(path)
+        finally:
+            QGuiApplication.restoreOverrideCursor()
+        self.written = written
+        if written:
+            self.names_label.setText("Written: " + ", ".join(p.name for p in written))
+            self.exported.emit(written)
+        if failures:
+            self._show_error(" ".join(failures))
+        return written

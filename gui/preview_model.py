@@ -1,0 +1,122 @@
+"""The raw table as a Qt model: the preview grid of the Data tab.
+
+A `QAbstractTableModel` answers only for the cells on screen, so a table of 200,000
+rows costs nothing more than one of 20.  Cells are the file's own text; missing
+cells read "—" in grey.  Headers show each column's name and what Orchard does with
+it (its inferred or chosen kind); the target column is bold, ignored columns are
+greyed.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor, QFont
+
+from engine.data.columns import ColumnInfo, ColumnKind
+from engine.data.csv_reader import RawTable
+
+MISSING_TEXT = "—"
+GREY = QBrush(QColor("#8a929c"))
+TARGET_BACKGROUND = QBrush(QColor("#eef4fb"))
+
+KIND_WORDS = {
+    ColumnKind.NUMERIC: "numeric",
+    ColumnKind.CATEGORICAL: "categorical",
+    ColumnKind.BINARY: "two values",
+    ColumnKind.CONSTANT: "one value",
+    ColumnKind.ID: "id-like",
+}
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def describe(info: ColumnInfo) -> str:
+    return KIND_WORDS.get(info.kind, info.kind.value)
+
+
+_ROOT = QModelIndex()  # the invisible root: a flat table has no children
+
+
+class PreviewModel(QAbstractTableModel):
+    def __init__(self, raw: RawTable, infos: list[ColumnInfo], parent=None):
+        super().__init__(parent)
+        frame = raw.frame
+        self._names = [str(c) for c in frame.columns]
+        self._cells = [frame[c].to_numpy(dtype=object) for c in frame.columns]
+        self._rows = len(frame)
+        self._infos = list(infos)
+        self._roles = ["" for _ in self._names]   # "target", "ignored" or a kind word
+        self._target = None
+        self._ignored: set[str] = set()
+        self._bold = QFont()
+        self._bold.setBold(True)
+
+    # ----------------------------------------------------------------- roles
+    def set_roles(self, target: str | None, roles: dict[str, str]) -> None:
+        """`roles[name]`: what happens to each column ("ignored", "continuous", ...)."""
+        self._target = target
+        self._ignored = {n for n, r in roles.items() if r.startswith("ignored")}
+        self._roles = [("target" if n == target else roles.get(n, "").replace(" (auto)", ""))
+                       for n in self._names]
+        self.headerDataChanged.emit(Qt.Horizontal, 0, max(len(self._names) - 1, 0))
+        if self._rows and self._names:
+            self.dataChanged.emit(self.index(0, 0),
+                                  self.index(self._rows - 1, len(self._names) - 1),
+                                  [Qt.ForegroundRole, Qt.FontRole, Qt.BackgroundRole])
+
+    def column_name(self, column: int) -> str:
+        return self._names[column]
+
+    # ------------------------------------------------------------------ model
+    def rowCount(self, parent=_ROOT) -> int:
+        return 0 if parent.isValid() else self._rows
+
+    def columnCount(self, parent=_ROOT) -> int:
+        return 0 if parent.isValid() else len(self._names)
+
+    def data(self, index: QModelIndex, role=Qt.DisplayRole):
+        if not index.isValid():
+            return None
+        column = index.column()
+        if role == Qt.DisplayRole:
+            value = self._cells[column][index.row()]
+            return MISSING_TEXT if _missing(value) else str(value)
+        if role == Qt.ForegroundRole:
+            value = self._cells[column][index.row()]
+            if _missing(value) or self._names[column] in self._ignored:
+                return GREY
+            return None
+        if role == Qt.FontRole and self._names[column] == self._target:
+            return self._bold
+        if role == Qt.BackgroundRole and self._names[column] == self._target:
+            return TARGET_BACKGROUND
+        if role == Qt.TextAlignmentRole:
+            info = self._infos[column] if column < len(self._infos) else None
+            if info is not None and info.numeric:
+                return int(Qt.AlignRight | Qt.AlignVCenter)
+        return None
+
+    def headerData(self, section: int, orientation, role=Qt.DisplayRole):
+        if orientation == Qt.Vertical:
+            if role == Qt.DisplayRole:
+                return str(section + 1)
+            return None
+        if section >= len(self._names):
+            return None
+        name = self._names[section]
+        info = self._infos[section] if section < len(self._infos) else None
+        if role == Qt.DisplayRole:
+            role_text = self._roles[section] or (describe(info) if info else "")
+            return f"{name}\n{role_text}" if role_text else name
+        if role == Qt.ToolTipRole and info is not None:
+            return (f"{name}: {describe(info)}, {info.n_distinct:,} different values, "
+                    f"{info.n_missing:,} missing")
+        if role == Qt.FontRole and name == self._target:
+            return self._bold
+        if role == Qt.ForegroundRole and name in self._ignored:
+            return GREY
+        return None

@@ -1,0 +1,145 @@
+"""The anytime curve: incumbent error and lower bound against time (pyqtgraph).
+
+Both are step curves (a value holds until the next improvement) and, while a run
+is live, reach up to the current time.  The band between them is the gap still to
+close: when the curves meet, the tree is proven optimal.  Several finished runs can
+be drawn together to compare algorithms (`show_runs`).
+"""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtGui import QColor
+
+from gui.tree_scene import PALETTE
+
+ERROR_COLOUR = "#0072B2"
+BOUND_COLOUR = "#D55E00"
+GAP_COLOUR = (0, 114, 178, 38)
+
+pg.setConfigOptions(antialias=True, foreground="#3d444d", background="w")
+
+
+def stairs(times: list[float], values: list[float],
+           until: float | None = None) -> tuple[list[float], list[float]]:
+    """Coordinates of a step curve holding each value until the next time."""
+    xs, ys = [], []
+    for i, (t, v) in enumerate(zip(times, values)):
+        if i:
+            xs.append(t)
+            ys.append(ys[-1])
+        xs.append(t)
+        ys.append(v)
+    if xs and until is not None and until > xs[-1]:
+        xs.append(until)
+        ys.append(ys[-1])
+    return xs, ys
+
+
+class ProgressChart(pg.PlotWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setMinimumSize(240, 150)
+        item = self.getPlotItem()
+        item.setLabel("bottom", "time", units="s")
+        item.setLabel("left", "training error (rows)")
+        item.showGrid(x=True, y=True, alpha=0.15)
+        item.setMenuEnabled(True)
+        item.hideButtons()
+        self.legend = item.addLegend(offset=(-8, -34), labelTextSize="8pt")  # lower right
+        self.error_curve = item.plot([], [], pen=pg.mkPen(ERROR_COLOUR, width=2),
+                                     name="incumbent error")
+        self.bound_curve = item.plot([], [], pen=pg.mkPen(BOUND_COLOUR, width=2,
+                                                          style=pg.QtCore.Qt.DashLine),
+                                     name="lower bound")
+        self.gap_fill = pg.FillBetweenItem(self.error_curve, self.bound_curve,
+                                           brush=pg.mkBrush(*GAP_COLOUR))
+        item.addItem(self.gap_fill)
+        # An invisible point at the origin keeps time 0 and error 0 in view.
+        self.anchor = item.plot([0.0, 0.0], [0.0, 0.0], pen=pg.mkPen(0, 0, 0, 0))
+        self._comparison: list = []
+        self.points: list[tuple[float, float, float]] = []
+        item.setTitle("")
+
+    # ----------------------------------------------------------------- live
+    def start_run(self, title: str) -> None:
+        self._clear_comparison()
+        self.points = []
+        self.error_curve.setData([], [])
+        self.bound_curve.setData([], [])
+        self._show_own_curves(True)
+        self.getPlotItem().setTitle(_title(title), size="9pt")
+        self.enableAutoRange()
+
+    def set_points(self, points: list[tuple[float, float, float]],
+                   now: float | None = None) -> None:
+        """Draw incumbents `(t, error, lower_bound)`; `now` extends the curves."""
+        self.points = list(points)
+        if not points:
+            self.error_curve.setData([], [])
+            self.bound_curve.setData([], [])
+            return
+        times = [p[0] for p in points]
+        xs, ys = stairs(times, [p[1] for p in points], now)
+        bx, by = stairs(times, [max(p[2], 0.0) for p in points], now)
+        self.error_curve.setData(xs, ys)
+        self.bound_curve.setData(bx, by)
+
+    def show_result(self, title: str, points: list[tuple[float, float, float]],
+                    end: float | None, error: float | None = None,
+                    bound: float | None = None) -> None:
+        """A finished run's curve (also used to show a run picked from the history).
+
+        `points` may end before the final bound was proven: the curves are extended
+        to `end` with the last error and the result's bound (`bound`)."""
+        self._clear_comparison()
+        self._show_own_curves(True)
+        self.getPlotItem().setTitle(_title(title), size="9pt")
+        points = list(points)
+        if points and end is not None and error is not None and bound is not None and (
+                points[-1][1] != error or points[-1][2] != bound):
+            points.append((max(end, points[-1][0]), error, bound))
+        self.set_points(points, end)
+        self.enableAutoRange()
+
+    # ----------------------------------------------------------- comparison
+    def show_runs(self, runs: list) -> None:
+        """Overlay the error curves of several finished runs (`RunRecord`s)."""
+        self._clear_comparison()
+        self._show_own_curves(False)
+        item = self.getPlotItem()
+        for k, run in enumerate(runs):
+            colour = QColor(PALETTE[k % len(PALETTE)])
+            xs, ys = stairs([p[0] for p in run.incumbents], [p[1] for p in run.incumbents],
+                            run.time_s)
+            curve = item.plot(xs, ys, pen=pg.mkPen(colour, width=2),
+                              name=f"#{run.number} {run.title}")
+            self._comparison.append(curve)
+        item.setTitle(_title(f"Comparing {len(runs)} runs"), size="9pt")
+        self.enableAutoRange()
+
+    def _show_own_curves(self, visible: bool) -> None:
+        for curve in (self.error_curve, self.bound_curve, self.gap_fill):
+            curve.setVisible(visible)
+        for curve, name in ((self.error_curve, "incumbent error"),
+                            (self.bound_curve, "lower bound")):
+            self.legend.removeItem(curve)
+            if visible:
+                self.legend.addItem(curve, name)
+
+    def _clear_comparison(self) -> None:
+        item = self.getPlotItem()
+        for curve in self._comparison:
+            self.legend.removeItem(curve)
+            item.removeItem(curve)
+        self._comparison = []
+
+    def clear_all(self) -> None:
+        self._clear_comparison()
+        self._show_own_curves(True)
+        self.set_points([])
+        self.getPlotItem().setTitle("")
+
+
+def _title(text: str) -> str:
+    return f"<span style='color:#3d444d'>{text}</span>"

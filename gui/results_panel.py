@@ -1,0 +1,284 @@
+"""The Results tab: the chosen run's figures and confusion matrices, and the history.
+
+The history lists every run of the session, one row each, so algorithms and
+settings can be compared side by side; selecting rows overlays their anytime
+curves, double-clicking one shows its tree (and makes it the one exported).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QItemSelection,
+    QItemSelectionModel,
+    QModelIndex,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableView,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.runs import RunRecord
+
+HINT_COLOUR = "#505863"
+
+
+def percent(value: float | None) -> str:
+    return "—" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
+
+
+def count(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+
+
+_ROOT = QModelIndex()  # the invisible root: a flat table has no children
+
+
+class ConfusionTable(QTableWidget):
+    """Rows: true class; columns: predicted class; shaded by share of the true class."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.setSelectionMode(QAbstractItemView.NoSelection)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.setMinimumHeight(60)
+        self.matrix = np.zeros((0, 0))
+
+    def show_matrix(self, matrix: np.ndarray | None, names: list[str]) -> None:
+        matrix = np.zeros((0, 0)) if matrix is None else np.asarray(matrix, dtype=float)
+        self.matrix = matrix
+        n = matrix.shape[0] if matrix.ndim == 2 else 0
+        self.setRowCount(n)
+        self.setColumnCount(n)
+        labels = [str(x) for x in names[:n]]
+        self.setHorizontalHeaderLabels([f"→ {x}" for x in labels])
+        self.setVerticalHeaderLabels(labels)
+        for i in range(n):
+            row_total = matrix[i].sum()
+            for j in range(n):
+                item = QTableWidgetItem(count(matrix[i, j]))
+                item.setTextAlignment(Qt.AlignCenter)
+                share = matrix[i, j] / row_total if row_total else 0.0
+                base = QColor("#0072B2") if i == j else QColor("#D55E00")
+                base.setAlphaF(0.08 + 0.55 * share if matrix[i, j] else 0.0)
+                item.setBackground(QBrush(base))
+                item.setToolTip(f"true {labels[i]}, predicted {labels[j]}: "
+                                f"{count(matrix[i, j])} ({100 * share:.1f}% of {labels[i]})")
+                self.setItem(i, j, item)
+        self.resizeRowsToContents()
+        height = self.horizontalHeader().height() + 2 * self.frameWidth() + sum(
+            self.rowHeight(i) for i in range(n)) + 2
+        self.setMaximumHeight(max(height, 60))
+
+
+HISTORY_COLUMNS = ("#", "Algorithm", "Depth", "Binarisation", "Features", "Train acc.",
+                   "Test acc.", "Error", "Lower bound", "Status", "Time", "Leaves")
+
+
+class HistoryModel(QAbstractTableModel):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.runs: list[RunRecord] = []
+
+    def add(self, run: RunRecord) -> None:
+        self.beginInsertRows(QModelIndex(), len(self.runs), len(self.runs))
+        self.runs.append(run)
+        self.endInsertRows()
+
+    def set_runs(self, runs: list[RunRecord]) -> None:
+        self.beginResetModel()
+        self.runs = list(runs)
+        self.endResetModel()
+
+    def rowCount(self, parent=_ROOT) -> int:
+        return 0 if parent.isValid() else len(self.runs)
+
+    def columnCount(self, parent=_ROOT) -> int:
+        return 0 if parent.isValid() else len(HISTORY_COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.DisplayRole):
+        if orientation == Qt.Horizontal and role == Qt.DisplayRole:
+            return HISTORY_COLUMNS[section]
+        return None
+
+    def cell(self, run: RunRecord, column: int) -> str:
+        tree = run.tree
+        values = (
+            str(run.number), run.title,
+            "" if run.depth_limit is None else str(run.depth_limit),
+            str(run.data_settings.get("binarize", "")), f"{run.n_features:,}",
+            percent(run.train_accuracy), percent(run.test_accuracy), count(run.train_error),
+            count(run.lower_bound), run.status_text, f"{run.time_s:.2f} s",
+            str(tree.n_leaves) if hasattr(tree, "n_leaves") else "")
+        return values[column]
+
+    def data(self, index: QModelIndex, role=Qt.DisplayRole):
+        if not index.isValid():
+            return None
+        run = self.runs[index.row()]
+        if role == Qt.DisplayRole:
+            return self.cell(run, index.column())
+        if role == Qt.TextAlignmentRole and index.column() not in (1, 3, 9):
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        if role == Qt.ToolTipRole:
+            params = ", ".join(f"{k}={v}" for k, v in run.params.items())
+            return f"{run.title} ({params}) — finished {run.finished_at}"
+        if role == Qt.ForegroundRole and index.column() == 9 and run.optimal:
+            return QBrush(QColor("#1a7f37"))
+        return None
+
+
+class ResultsPanel(QWidget):
+    runs_selected = Signal(list)      # RunRecords selected in the history
+    run_activated = Signal(object)    # RunRecord double-clicked
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        splitter = QSplitter(Qt.Vertical, self)
+        layout.addWidget(splitter)
+
+        top = QWidget(splitter)
+        top_layout = QHBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        summary_box = QGroupBox("Run", top)
+        summary_layout = QVBoxLayout(summary_box)
+        self.summary_label = QLabel("No run yet: press Run.", summary_box)
+        self.summary_label.setTextFormat(Qt.RichText)
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        self.summary_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        summary_layout.addWidget(self.summary_label)
+        summary_layout.addStretch(1)
+        top_layout.addWidget(summary_box, 2)
+
+        matrices = QGroupBox("Confusion matrices (rows: true class)", top)
+        grid = QGridLayout(matrices)
+        self.train_title = QLabel("Training rows", matrices)
+        self.test_title = QLabel("Test rows (all folds)", matrices)
+        self.train_matrix = ConfusionTable(matrices)
+        self.test_matrix = ConfusionTable(matrices)
+        grid.addWidget(self.train_title, 0, 0)
+        grid.addWidget(self.test_title, 0, 1)
+        grid.addWidget(self.train_matrix, 1, 0, Qt.AlignTop)
+        grid.addWidget(self.test_matrix, 1, 1, Qt.AlignTop)
+        grid.setRowStretch(2, 1)
+        top_layout.addWidget(matrices, 3)
+
+        history_box = QGroupBox("History of this session (select rows to compare their "
+                                "curves, double-click to show a run's tree)", splitter)
+        history_layout = QVBoxLayout(history_box)
+        self.history = HistoryModel(self)
+        self.history_view = QTableView(history_box)
+        self.history_view.setModel(self.history)
+        self.history_view.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.history_view.setSelectionMode(QAbstractItemView.ExtendedSelection)
+        self.history_view.verticalHeader().hide()
+        self.history_view.setAlternatingRowColors(True)
+        header = self.history_view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeToContents)
+        header.setStretchLastSection(True)
+        self.history_view.selectionModel().selectionChanged.connect(self._selection)
+        self.history_view.doubleClicked.connect(
+            lambda index: self.run_activated.emit(self.history.runs[index.row()]))
+        history_layout.addWidget(self.history_view)
+        splitter.setSizes([300, 260])
+        self.current: RunRecord | None = None
+        self.show_run(None)
+
+    # --------------------------------------------------------------- history
+    def add_run(self, run: RunRecord) -> None:
+        self.history.add(run)
+        self.history_view.scrollToBottom()
+
+    def set_runs(self, runs: list[RunRecord]) -> None:
+        self.history.set_runs(runs)
+
+    @property
+    def runs(self) -> list[RunRecord]:
+        return list(self.history.runs)
+
+    def select_runs(self, numbers: list[int]) -> None:
+        selection = QItemSelection()
+        for row, run in enumerate(self.history.runs):
+            if run.number in numbers:
+                selection.select(self.history.index(row, 0), self.history.index(row, 0))
+        model = self.history_view.selectionModel()
+        model.select(selection, QItemSelectionModel.ClearAndSelect
+                     | QItemSelectionModel.Rows)
+
+    def _selection(self, *_) -> None:
+        rows = sorted({index.row() for index in self.history_view.selectionModel()
+                       .selectedRows()})
+        self.runs_selected.emit([self.history.runs[r] for r in rows])
+
+    # --------------------------------------------------------------- summary
+    def show_run(self, run: RunRecord | None, fold_text: str = "") -> None:
+        self.current = run
+        if run is None:
+            self.summary_label.setText(f"<span style='color:{HINT_COLOUR}'>No run yet: "
+                                       "load data and press Run.</span>")
+            self.train_matrix.show_matrix(None, [])
+            self.test_matrix.show_matrix(None, [])
+            return
+        tree = run.tree
+        rows = [("Algorithm", f"{run.title} (#{run.number})"),
+                ("Parameters", ", ".join(f"{k} = {v}" for k, v in run.params.items())),
+                ("Status", run.status_text + (" — proven optimal" if run.optimal else "")),
+                ("Training accuracy", (f"{percent(run.train_accuracy)} "
+                                       f"({count(run.train_error)} errors of "
+                                       f"{count(run.total_weight)})")),
+                ("Lower bound", (f"{count(run.lower_bound)} errors"
+                                 f" (gap {100 * run.gap:.1f}%)")),
+                ]
+        if run.evaluation is not None:
+            ev = run.evaluation
+            rows.append(("Test accuracy", html.escape(ev.summary())))
+            if len(ev.folds) > 1:
+                rows.append(("Per fold", ", ".join(percent(a) for a in ev.test_accuracies)))
+        elif fold_text:
+            rows.append(("Test accuracy", fold_text))
+        if hasattr(tree, "n_leaves"):
+            rows.append(("Tree", (f"depth {tree.depth}, {tree.n_leaves} leaves, "
+                                  f"{tree.n_nodes} nodes")))
+        rows.append(("Data", (f"{run.n_rows:,} rows, {run.n_features:,} features, "
+                              f"binarisation {run.data_settings.get('binarize', '?')}, "
+                              f"target '{run.data_settings.get('target', '?')}'")))
+        rows.append(("Time", f"{run.time_s:.2f} s"))
+        self.summary_label.setText(
+            "<table cellspacing='3'>" + "".join(
+                f"<tr><td style='color:{HINT_COLOUR}; padding-right:10px'>{html.escape(k)}"
+                f"</td><td>{v if k in ('Test accuracy',) else html.escape(v)}</td></tr>"
+                for k, v in rows) + "</table>")
+        self.train_matrix.show_matrix(run.train_confusion, run.class_names)
+        if run.evaluation is not None and run.evaluation.folds:
+            self.test_matrix.show_matrix(run.evaluation.test_confusion(),
+                                         run.evaluation.class_names)
+            self.test_title.setText(f"Test rows ({run.evaluation.plan.describe()})")
+        else:
+            self.test_matrix.show_matrix(None, [])
+            self.test_title.setText("Test rows (choose a hold-out split or "
+                                    "cross-validation)")
+
+    def summary_text(self) -> str:
+        return self.summary_label.text()

@@ -1,0 +1,176 @@
+"""One training run: the task a worker executes, and the record the session keeps.
+
+`run_task` trains on all rows (the live run), computes the training confusion
+matrix, then, when a test plan was chosen and the user did not stop the run,
+re-trains on the plan's splits (`engine.evaluation`).  No Qt here: it runs in a
+worker thread and reports through a plain callback.
+
+`RunRecord` is what the results panel lists and a session file stores: settings,
+figures, the anytime curve and the model itself (as its JSON document).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from engine.data.dataset import Dataset
+from engine.evaluation import CrossValidation, Evaluation
+from engine.metrics import confusion_matrix
+from engine.model.tree import Tree
+from engine.solvers import get_solver
+from engine.solvers.monitor import Monitor
+from engine.solvers.protocol import Result, Status
+from engine.training import train
+
+STATUS_TEXT = {
+    Status.OPTIMAL: "optimal",
+    Status.FINISHED: "finished",
+    Status.TIME_LIMIT: "time limit reached",
+    Status.CANCELLED: "stopped",
+    Status.MEMORY_LIMIT: "memory limit reached",
+    Status.INFEASIBLE: "no tree found",
+}
+
+
+def status_text(status: Status | str) -> str:
+    try:
+        return STATUS_TEXT[Status(status)]
+    except ValueError:
+        return str(status)
+
+
+@dataclass
+class RunOutcome:
+    result: Result
+    train_confusion: np.ndarray
+    evaluation: Evaluation | None
+
+
+def run_task(data: Dataset, algorithm: str, params: dict[str, Any], monitor: Monitor,
+             validation: CrossValidation | None = None,
+             report: Callable[[object], None] | None = None) -> RunOutcome:
+    """Train on `data`, then (unless stopped) run `validation`; see the module doc."""
+    result = train(data, algorithm, params, monitor=monitor)
+    matrix = np.zeros((data.n_classes, data.n_classes))
+    if result.tree is not None and hasattr(result.tree, "predict") and data.n_rows:
+        matrix = confusion_matrix(data.y, result.tree.predict(data.X), data.n_classes,
+                                  data.w)
+    evaluation = None
+    stopped = result.status == Status.CANCELLED or (validation is not None
+                                                     and validation.cancelled)
+    if validation is not None and not stopped:
+        if report is not None:
+            report(("phase", f"Testing: {validation.plan.describe()}…"))
+        evaluation = validation.run(
+            on_fold=(lambda fold, n: report(("fold", fold, n))) if report else None)
+    return RunOutcome(result, matrix, evaluation)
+
+
+@dataclass
+class RunRecord:
+    number: int
+    algorithm: str
+    params: dict[str, Any]
+    data_settings: dict[str, Any]       # target, binarisation, missing, ignored, kinds, ...
+    n_rows: int
+    n_features: int
+    class_names: list[str]
+    total_weight: float
+    train_error: float
+    lower_bound: float
+    optimal: bool
+    status: str
+    time_s: float
+    incumbents: list[tuple[float, float, float]]
+    tree: Any
+    train_confusion: np.ndarray
+    evaluation: Evaluation | None = None
+    time_limit: float | None = None
+    finished_at: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S"))
+
+    @classmethod
+    def from_outcome(cls, number: int, outcome: RunOutcome, data: Dataset, algorithm: str,
+                     params: dict[str, Any], data_settings: dict[str, Any],
+                     time_limit: float | None) -> RunRecord:
+        result = outcome.result
+        return cls(number, algorithm, dict(params), dict(data_settings), data.n_rows,
+                   data.n_features, list(data.class_names), float(data.w.sum()),
+                   float(result.train_error), float(result.lower_bound),
+                   bool(result.optimal), Status(result.status).value, float(result.time_s),
+                   [tuple(map(float, x)) for x in result.incumbents], result.tree,
+                   outcome.train_confusion, outcome.evaluation, time_limit)
+
+    # ------------------------------------------------------------- figures
+    @property
+    def title(self) -> str:
+        try:
+            return get_solver(self.algorithm).title
+        except Exception:  # noqa: BLE001 - a session from a build with other solvers
+            return self.algorithm
+
+    @property
+    def depth_limit(self) -> int | None:
+        value = self.params.get("depth")
+        return None if value is None else int(value)
+
+    @property
+    def train_accuracy(self) -> float:
+        if self.total_weight <= 0:
+            return math.nan
+        return 1.0 - self.train_error / self.total_weight
+
+    @property
+    def test_accuracy(self) -> float | None:
+        if self.evaluation is None or not self.evaluation.folds:
+            return None
+        return self.evaluation.mean_test_accuracy
+
+    @property
+    def gap(self) -> float:
+        return relative_gap(self.train_error, self.lower_bound)
+
+    @property
+    def status_text(self) -> str:
+        return status_text(self.status)
+
+    # --------------------------------------------------------- persistence
+    def to_dict(self) -> dict:
+        return {
+            "number": self.number, "algorithm": self.algorithm, "params": self.params,
+            "data_settings": self.data_settings, "n_rows": self.n_rows,
+            "n_features": self.n_features, "class_names": self.class_names,
+            "total_weight": self.total_weight, "train_error": self.train_error,
+            "lower_bound": self.lower_bound, "optimal": self.optimal,
+            "status": self.status, "time_s": self.time_s,
+            "incumbents": [list(x) for x in self.incumbents],
+            "model": self.tree.to_dict() if hasattr(self.tree, "to_dict") else None,
+            "train_confusion": np.asarray(self.train_confusion).tolist(),
+            "evaluation": self.evaluation.to_dict() if self.evaluation else None,
+            "time_limit": self.time_limit, "finished_at": self.finished_at,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> RunRecord:
+        model = d.get("model")
+        tree = Tree.from_dict(model) if model else None
+        evaluation = Evaluation.from_dict(d["evaluation"]) if d.get("evaluation") else None
+        return cls(int(d["number"]), str(d["algorithm"]), dict(d.get("params", {})),
+                   dict(d.get("data_settings", {})), int(d["n_rows"]), int(d["n_features"]),
+                   list(d["class_names"]), float(d["total_weight"]), float(d["train_error"]),
+                   float(d["lower_bound"]), bool(d["optimal"]), str(d["status"]),
+                   float(d["time_s"]), [tuple(map(float, x)) for x in d.get("incumbents", [])],
+                   tree, np.asarray(d.get("train_confusion", []), dtype=float), evaluation,
+                   d.get("time_limit"), str(d.get("finished_at", "")))
+
+
+def relative_gap(error: float, bound: float) -> float:
+    """(error - bound) / error: 0 when the bound proves the error optimal."""
+    if error <= 0 or error <= bound:
+        return 0.0
+    return (error - max(bound, 0.0)) / error

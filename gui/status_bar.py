@@ -1,0 +1,80 @@
+"""The run figures at the right of the status bar: status, elapsed time, error,
+lower bound, gap and whether the tree is proven optimal; plus the JIT warm-up state.
+
+The message area at the left (`QStatusBar` itself) says what just happened.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QWidget
+
+from gui.runs import relative_gap
+
+MUTED = "color: #505863;"
+
+
+def _count(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+
+
+class RunFigures(QWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 4, 0)
+        layout.setSpacing(0)
+        self.labels: dict[str, QLabel] = {}
+        for key, tip in (("warmup", ("Numba compiles the solvers' kernels once, in the "
+                                     "background, so the first run starts at once.")),
+                         ("status", "State of the current or last run."),
+                         ("elapsed", "Time since the run started."),
+                         ("error", "Training error of the best tree so far (rows)."),
+                         ("bound", "Proven lower bound on the optimal training error."),
+                         ("gap", "(error - lower bound) / error: 0% means optimal."),
+                         ("optimal", "Whether the tree is proven optimal for this depth.")):
+            label = QLabel(self)
+            label.setToolTip(tip)
+            label.setContentsMargins(8, 0, 8, 0)
+            if key == "warmup":
+                label.setStyleSheet(MUTED)
+            self.labels[key] = label
+            if len(self.labels) > 1:
+                line = QFrame(self)
+                line.setFrameShape(QFrame.VLine)
+                line.setFrameShadow(QFrame.Sunken)
+                layout.addWidget(line)
+            layout.addWidget(label)
+        self.clear()
+
+    def text(self, key: str) -> str:
+        return self.labels[key].text()
+
+    def set_warmup(self, text: str) -> None:
+        self.labels["warmup"].setText(text)
+        self.labels["warmup"].setVisible(bool(text))
+
+    def clear(self) -> None:
+        self.set_figures("idle", None, None, None, None)
+
+    def set_elapsed(self, seconds: float | None) -> None:
+        if seconds is None:
+            text = "—"
+        else:
+            text = f"{seconds:.2f} s" if seconds < 1 else f"{seconds:.1f} s"
+        self.labels["elapsed"].setText(text)
+
+    def set_figures(self, status: str, elapsed: float | None, error: float | None,
+                    bound: float | None, optimal: bool | None) -> None:
+        self.labels["status"].setText(status)
+        self.set_elapsed(elapsed)
+        self.labels["error"].setText("error —" if error is None else f"error {_count(error)}")
+        self.labels["bound"].setText("bound —" if bound is None
+                                     else f"bound {_count(max(bound, 0.0))}")
+        if error is None or bound is None:
+            self.labels["gap"].setText("gap —")
+        else:
+            self.labels["gap"].setText(f"gap {100 * relative_gap(error, bound):.1f}%")
+        self.labels["optimal"].setText("optimal —" if optimal is None else
+                                       ("optimal: yes" if optimal else "optimal: no"))
+        self.labels["optimal"].setStyleSheet("color: #1a7f37; font-weight: bold;"
+                                             if optimal else "")
