@@ -1,0 +1,241 @@
+"""`contree`: optimal trees of bounded depth on numeric features (Brița et al., AAAI 2025).
+
+ConTree searches thresholds directly on the feature values (no binarisation; 0/1
+columns are numeric columns with two values): a dynamic programme over subsets of
+rows and remaining depth, with interval pruning of thresholds from the similarity
+lower bound, a linear-time depth-two subroutine on data sorted once per feature, and
+a cache of solved subproblems.  The search itself is in `contree_kernel`; this module
+prepares the data, sizes the memory and maps the result to a `Tree`.
+
+Thresholds are mid-points between consecutive distinct values of the rows at each
+node, so the tree sends every training row where the search did, and the reported
+`train_error` (the returned tree's error on `data`) equals the search's value.
+
+`max_gap` trades optimality for time: a node may prune splits that could improve it
+by less than its share of the gap (half for the node, a quarter for each child, as in
+the paper).  With max_gap = 0 a finished search is a proof of optimality; with a gap
+the result is within the gap of the optimum and reported as finished, not optimal,
+with the search's proven lower bound (at least error - gap).  Stopped early (time,
+cancel), the lower bound is the weight of rows that identical rows of another class
+make unavoidable.
+
+Rows of weight 0 are left out; weights need not be integers (with integral weights
+every sum is exact, otherwise improvements must exceed 1e-9 of the total weight).
+A dataset without features, or with at most one row of positive weight, gets the best
+leaf at once.
+
+Memory (`memory_mb`) covers the working arrays (8 * features * rows bytes per level of
+depth >= 2) and the cache.  When the working arrays alone do not fit, the run stops
+at once with status memory_limit and a single leaf; the cache takes what remains (up
+to a fixed maximum) and is emptied whenever it is full (an eviction), so the search
+never needs more.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.data.dataset import row_groups
+from engine.errors import DataError
+from engine.model.tree import Tree
+from engine.solvers import kernel_support as ks
+from engine.solvers.contree_kernel import (
+    ST_CACHE_HITS,
+    ST_CACHE_REUSE,
+    ST_CT_CALLS,
+    ST_D2_CALLS,
+    ST_IMPROVEMENTS,
+    ST_PRUNED_SP,
+    ST_PUBLISHED,
+    ST_SKIPPED_RIGHT,
+    ST_SPLITS,
+    contree_search,
+)
+from engine.solvers.protocol import DEPTH, Param, Result, Solver, Status
+from engine.solvers.registry import register
+
+# Least seconds between two trees the kernel publishes (the Monitor drains every 20 ms).
+PUBLISH_INTERVAL = 0.002
+# Bytes per cache entry: its figures (32), the dictionary's share (~96), and room for
+# POOL_NODES_PER_ENTRY tree nodes of 12 bytes.
+POOL_NODES_PER_ENTRY = 8
+ENTRY_BYTES = 32 + 96 + 12 * POOL_NODES_PER_ENTRY
+# The cache never takes more than this many entries (about 1 GB).
+MAX_CACHE_ENTRIES = 1 << 22
+# Seed of the random row keys that identify cached subsets of rows.
+HASH_SEED = 20250226
+
+
+def _unavoidable_error(X: np.ndarray, y: np.ndarray, w: np.ndarray, K: int) -> float:
+    """Weight that no tree can classify correctly: identical rows of different classes."""
+    if len(y) == 0:
+        return 0.0
+    _, group = row_groups(X)
+    V = np.zeros((group.max() + 1, K))
+    np.add.at(V, (group, y), w)
+    return float((V.sum(axis=1) - V.max(axis=1)).sum())
+
+
+class Problem:
+    """The kernel's input derived from a Dataset."""
+
+    def __init__(self, data, depth: int):
+        X = np.asarray(data.X, dtype=np.float64)
+        w = np.asarray(data.w, dtype=np.float64)
+        if (w < 0).any() or not np.isfinite(w).all():
+            raise DataError("Row weights must be finite and not negative.")
+        if X.size and not np.isfinite(X).all():
+            raise DataError("ConTree needs finite feature values: fill or drop the "
+                            "missing ones.")
+        keep = w > 0
+        self.n_classes = K = max(int(data.n_classes), 1)
+        self.X = np.ascontiguousarray(X[keep])
+        self.y = np.ascontiguousarray(np.asarray(data.y, dtype=np.int64)[keep])
+        self.w = np.ascontiguousarray(w[keep])
+        n, F = self.X.shape
+        self.n, self.F, self.depth = n, F, depth
+        self.total = float(self.w.sum())
+        integral = bool(np.all(self.w == np.floor(self.w)) and self.total < 2.0 ** 52)
+        self.eps = 0.0 if integral else 1e-9 * max(self.total, 1.0)
+        self.slots = depth - min(depth, 2) + 1
+        # sorted lists, per-level branch state, row codes and keys; the tree buffers are
+        # only touched as far as trees reach (counted for trees of up to 4096 nodes)
+        self.work_bytes = 8 * self.slots * F * n + 64 * self.slots * n + 40 * n \
+            + 24 * (depth + 1) * min(self.tree_cap(), 4096)
+        self.stats = {"rows": int(data.n_rows), "rows_used": n, "features": F}
+
+    def tree_cap(self) -> int:
+        leaves = max(self.n, 1)
+        if self.depth < 40:
+            return int(min(2 ** (self.depth + 1) - 1, 2 * leaves - 1))
+        return 2 * leaves - 1
+
+    def sorted_lists(self) -> tuple[np.ndarray, np.ndarray]:
+        """IDX/RK for the kernel: the top slot holds every feature's rows by value."""
+        n, F = self.n, self.F
+        IDX = np.empty((self.slots, F, n), dtype=np.int32)
+        RK = np.empty((self.slots, F, n), dtype=np.int32)
+        top = self.slots - 1
+        for f in range(F):
+            order = np.argsort(self.X[:, f], kind="quicksort")
+            IDX[top, f] = order
+            if n:
+                v = self.X[order, f]
+                RK[top, f, 0] = 0
+                np.cumsum(v[1:] != v[:-1], out=RK[top, f, 1:])
+        return IDX, RK
+
+    def gap(self, max_gap: float) -> float:
+        """The allowed gap in weight: max_gap rows if >= 1, else that share of the total."""
+        return float(max_gap) if max_gap >= 1 else float(max_gap) * self.total
+
+
+@register
+class ConTree(Solver):
+    name = "contree"
+    title = "ConTree"
+    summary = ("Optimal tree of bounded depth straight on numeric features, no "
+               "binarisation needed: fast to depth 3, slower beyond.")
+    needs = "any"
+    proves_optimality = True
+    params = (DEPTH,
+              Param("max_gap", "float", 0.0,
+                    "Allowed distance to the optimal error: rows (total weight) when "
+                    ">= 1, else a fraction of all rows; 0 proves optimality.", 0.0, None),
+              Param("memory_mb", "int", 2048,
+                    "Memory for the search and its cache of solved subproblems (MB); "
+                    "a full cache is emptied and the search goes on.", 1, 1 << 20))
+
+    def solve(self, data, params, monitor) -> Result:
+        depth = params["depth"]
+        problem = Problem(data, depth)
+        K = problem.n_classes
+        G = problem.gap(params["max_gap"])
+        cap = problem.tree_cap()
+        budget = int(params["memory_mb"]) << 20
+
+        def make_tree(feature, threshold, left, right, value):
+            return Tree.from_arrays(feature, threshold, left, right, value, data.prep)
+
+        stats = dict(problem.stats)
+        if problem.F == 0 or problem.n <= 1:
+            # nothing to split: the best leaf is optimal
+            tree = self._leaf(data, K)
+            error = tree.error(data.X, data.y, data.w)
+            monitor.publish(tree, error, error)
+            stats.update({"kernel_error": error, "gap": problem.gap(params["max_gap"]),
+                          "nodes": 1})
+            return Result(tree, error, error, True, Status.OPTIMAL, monitor.elapsed(),
+                          list(monitor.incumbents), stats)
+        stats["memory_needed_mb"] = round(problem.work_bytes / 2 ** 20, 3)
+        if problem.work_bytes > budget:
+            return self._out_of_memory(data, K, monitor, stats)
+        entries = int(min(MAX_CACHE_ENTRIES, (budget - problem.work_bytes) // ENTRY_BYTES))
+        entries = entries if depth >= 3 else 0
+        try:
+            IDX, RK = problem.sorted_lists()
+            rng = np.random.default_rng(HASH_SEED)
+            z1 = rng.integers(0, np.iinfo(np.uint64).max, problem.n, dtype=np.uint64,
+                              endpoint=True)
+            z2 = rng.integers(0, np.iinfo(np.uint64).max, problem.n, dtype=np.uint64,
+                              endpoint=True)
+            sink = ks.IncumbentSink(cap, K)
+            (feature, threshold, left, right, value, error, lower, completed, raw,
+             cache) = monitor.run_kernel(
+                contree_search,
+                (problem.X, problem.y, problem.w, K, depth, G, problem.eps, IDX, RK, z1,
+                 z2, cap, entries, entries * POOL_NODES_PER_ENTRY, PUBLISH_INTERVAL,
+                 monitor.control, *sink.buffers()),
+                sink, make_tree)
+        except MemoryError:
+            return self._out_of_memory(data, K, monitor, stats)
+        tree = make_tree(feature, threshold, left, right, value)
+        train_error = tree.error(data.X, data.y, data.w)
+        completed = bool(completed)
+        optimal = completed and G == 0
+        if optimal:
+            lower_bound = train_error
+        else:
+            lower_bound = max(float(lower), 0.0) if completed else 0.0
+            if not completed:
+                lower_bound = _unavoidable_error(problem.X, problem.y, problem.w, K)
+            lower_bound = min(lower_bound, train_error)
+        stats.update({
+            "kernel_error": float(error),
+            "gap": G,
+            "subproblems": int(raw[ST_CT_CALLS]),
+            "d2_calls": int(raw[ST_D2_CALLS]),
+            "splits_evaluated": int(raw[ST_SPLITS]),
+            "cache_hits": int(raw[ST_CACHE_HITS]),
+            "cache_reused": int(raw[ST_CACHE_REUSE]),
+            "cache_entries": int(cache[0]),
+            "cache_peak_entries": int(cache[1]),
+            "cache_evictions": int(cache[2]),
+            "cache_capacity": entries,
+            "intervals_pruned": int(raw[ST_PRUNED_SP]),
+            "second_child_skipped": int(raw[ST_SKIPPED_RIGHT]),
+            "root_improvements": int(raw[ST_IMPROVEMENTS]),
+            "trees_published": int(raw[ST_PUBLISHED]),
+            "nodes": tree.n_nodes,
+        })
+        status = monitor.final_status(optimal, heuristic_done=completed)
+        return Result(tree, train_error, lower_bound, optimal, status, monitor.elapsed(),
+                      list(monitor.incumbents), stats)
+
+    def _out_of_memory(self, data, K, monitor, stats) -> Result:
+        """Status memory_limit with the best tree so far (a leaf, or the last one the
+        kernel published)."""
+        tree = monitor.best_tree if monitor.best_tree is not None else self._leaf(data, K)
+        error = tree.error(data.X, data.y, data.w)
+        monitor.control[ks.C_STOP] = ks.STOP_MEMORY
+        if monitor.best_tree is None:
+            monitor.publish(tree, error, 0.0)
+        stats["nodes"] = tree.n_nodes
+        return Result(tree, error, 0.0, False, Status.MEMORY_LIMIT, monitor.elapsed(),
+                      list(monitor.incumbents), stats)
+
+    @staticmethod
+    def _leaf(data, K) -> Tree:
+        weights = np.bincount(np.asarray(data.y, dtype=np.int64), weights=data.w,
+                              minlength=K).astype(np.float64)
+        return Tree.leaf(weights, data.prep)

@@ -1,0 +1,310 @@
+"""`dl85` and `cadl85`: DL8.5 and Complete Anytime DL8.5 (Kiossou, Nijssen & Schaus).
+
+`dl85` is Algorithm 1: depth-first search over branches with a minimum support, a
+maximum depth, upper-bound pruning and a cache of solved branches.  `cadl85` is
+Algorithm 2: the same search restarted under a rule (purity, gain, discrepancy,
+top-k, top-k*; Table 1) relaxed after each restart (monotonic, exponential or
+Luby), reusing the cache, until the root is complete: run to the end it returns
+the optimal tree with `optimal: True`.  Both run in the numba kernel of
+`dl85_kernel` (with `dl85_cache`, `dl85_counts`, `dl85_rules`) through the Monitor.
+
+Data preparation (`Problem`; exact, the tree is mapped back to `data`'s columns):
+* rows of weight 0 are ignored; features constant on the rows, or equal or
+  complementary to an earlier feature, are dropped (they add no split);
+* identical rows are merged into weights; with `min_support` 1 each distinct vector
+  also loses its least class weight from every class (the Blossom solver's exact
+  offset: whichever class its leaf predicts, its error drops by (K-1) * least), which
+  is added back to every error reported;
+* a feature that is 1 on most rows is flipped (its two branches swapped) so that the
+  sparse row lists the counting walks are short.
+
+`min_support` counts row weight (a row of weight 3 counts as 3 rows); 1 means every
+leaf is non-empty.  The reported `train_error` is the error of the returned tree on
+`data` itself; the lower bound is the weight no tree can classify correctly
+(identical inputs with different classes) until optimality is proven.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.data.dataset import redundant_columns, row_groups
+from engine.errors import DataError
+from engine.model.tree import Tree
+from engine.solvers import kernel_support as ks
+from engine.solvers.dl85_cache import zobrist_table
+from engine.solvers.dl85_counts import ORDERINGS
+from engine.solvers.dl85_kernel import (
+    ST_BOUND,
+    ST_D2,
+    ST_EVICTED,
+    ST_FIRST_T,
+    ST_HITS,
+    ST_NODES,
+    ST_PEAK_ENTRIES,
+    ST_PEAK_RECORDS,
+    ST_PUBLISHED,
+    ST_RESTARTS,
+    ST_RULE,
+    ST_RULE_ACTIVE,
+    ST_THRESHOLD,
+    dl85_search,
+)
+from engine.solvers.dl85_rules import (
+    RELAXATIONS,
+    RULE_DISCREPANCY,
+    RULE_NONE,
+    RULE_PURITY,
+    RULE_TOPK,
+    RULE_TOPK_STAR,
+    RULES,
+)
+from engine.solvers.protocol import DEPTH, Param, Result, Solver
+from engine.solvers.registry import register
+
+# Least seconds between two trees the kernel publishes (the Monitor drains every 20 ms).
+PUBLISH_INTERVAL = 0.002
+# Pair-count buffers of the depth-two step take at most this share of the memory cap.
+PAIR_SHARE = 4
+PAIR_LIMIT = 512 << 20
+# Beyond K F^2 counts a branch, one pass over them takes too long to poll the control.
+PAIR_ENTRIES = 1 << 24
+
+
+class Problem:
+    """The kernel's input derived from a Dataset (see the module docstring)."""
+
+    def __init__(self, data, min_support: int):
+        X = np.asarray(data.X)
+        if X.size and not np.isin(X, (0, 1)).all():
+            raise DataError("DL8.5 needs 0/1 features: choose a binarisation.")
+        w = np.asarray(data.w, dtype=np.float64)
+        if (w < 0).any() or not np.isfinite(w).all():
+            raise DataError("Row weights must be finite and not negative.")
+        K = data.n_classes
+        self.n_classes = K
+        positive = w > 0
+        Xp = X[positive].astype(np.uint8)
+        yp = np.asarray(data.y, dtype=np.int64)[positive]
+        wp = w[positive]
+        F0 = X.shape[1]
+        drop = redundant_columns(Xp, range(F0)) if len(Xp) else set(range(F0))
+        self.fmap = np.array([j for j in range(F0) if j not in drop], dtype=np.int64)
+        F = len(self.fmap)
+        Xf = np.ascontiguousarray(Xp[:, self.fmap])
+        if len(Xf):
+            first, inverse = row_groups(Xf)
+        else:
+            first, inverse = np.zeros(0, np.int64), np.zeros(0, np.int64)
+        uniq = Xf[first]
+        G = len(uniq)
+        V = np.zeros((G, K))
+        np.add.at(V, (inverse, yp), wp)
+        total, most = V.sum(axis=1), V.max(axis=1, initial=0.0)
+        self.lower_bound = float((total - most).sum())
+        self.reduced = min_support <= 1
+        if self.reduced:
+            least = V.min(axis=1, initial=np.inf) if G else np.zeros(0)
+            reduced = V - least[:, None]
+            self.offset = float((K - 1) * least.sum())
+            residual = total - most - (K - 1) * least
+        else:
+            reduced = V
+            self.offset = 0.0
+            residual = total - most
+        gi, ki = np.nonzero(reduced > 0)
+        Xr = uniq[gi]
+        self.y = ki.astype(np.int64)
+        weights = reduced[gi, ki]
+        self.lbw = np.zeros(len(self.y))
+        if len(gi):
+            _, firsts = np.unique(gi, return_index=True)
+            self.lbw[firsts] = np.maximum(residual[gi[firsts]], 0.0)
+        self.has_lbw = bool((self.lbw > 0).any())
+        density = Xr.mean(axis=0) if len(Xr) else np.zeros(F)
+        self.flip = (density > 0.5).astype(np.uint8)
+        Xi = np.ascontiguousarray(Xr ^ self.flip, dtype=np.uint8)
+        self.Xt = np.ascontiguousarray(Xi.T)
+        r, c = np.nonzero(Xi)
+        self.indptr = np.concatenate([[0], np.cumsum(np.bincount(r, minlength=len(Xi)))]
+                                     ).astype(np.int64)
+        self.indices = c.astype(np.int32)
+        self.Xg = np.ascontiguousarray(uniq ^ self.flip, dtype=np.uint8)
+        self.Vg = V
+        everything = np.concatenate([weights, self.lbw])
+        self.exact = bool(np.all(everything == np.floor(everything))
+                          and weights.sum() < 2.0 ** 52)
+        total_w = float(weights.sum())
+        self.eps = 0.0 if self.exact else 1e-9 * max(total_w, 1.0)
+        self.w = weights.astype(np.float64)
+        if min_support > 1:
+            self.sup, self.check_sup = float(min_support) - self.eps, True
+        else:
+            self.sup, self.check_sup = (1.0 if self.exact else max(self.eps, 1e-300)), False
+        self.n_features = F
+        self.stats = {"rows": len(X), "rows_used": len(self.y), "distinct_rows": G,
+                      "features": int(F0), "features_used": F,
+                      "features_flipped": int(self.flip.sum()),
+                      "inconsistent_offset": self.offset,
+                      "unavoidable_error": self.lower_bound}
+
+    def max_nodes(self, depth: int) -> int:
+        leaves = max(len(self.y), 1)
+        return int(min(2 ** (depth + 1) - 1, 2 * leaves - 1)) if depth < 62 else 2 * leaves - 1
+
+    def pair_plan(self, depth: int, budget: int) -> tuple[bool, int, int]:
+        """(use the depth-two step, first level holding pair counts, their bytes)."""
+        F, K = self.n_features, self.n_classes
+        if depth < 2 or F == 0 or K * F * F > PAIR_ENTRIES:
+            return False, 0, 0
+        per_level = 2 * K * F * F * self.w.itemsize
+        fit = min(budget // PAIR_SHARE, PAIR_LIMIT) // max(per_level, 1)
+        if fit < 1:
+            return False, 0, 0
+        levels = min(depth - 1, fit)
+        return True, depth - 1 - levels, levels * per_level
+
+
+ORDERING = Param("ordering", "choice", "gain",
+                 "Order in which features are tried at each branch: information gain "
+                 "(gain), Gini impurity (gini), misclassification error (error) of the "
+                 "split, or the column order (none).",
+                 choices=tuple(ORDERINGS))
+MIN_SUPPORT = Param("min_support", "int", 1,
+                    "Least number of training rows (total row weight) in every leaf.",
+                    1, None)
+ANYTIME_TREES = Param("anytime_trees", "bool", True,
+                      "Publish, whenever it improves, the tree the search would return if "
+                      "stopped now; off: only complete trees found at the root (each "
+                      "improvement of the root's best), as the paper reports them.")
+CACHE_MB = Param("cache_mb", "int", 1024,
+                 "Memory for the cache of solved branches, in MB; when it is full the "
+                 "least recently used half is evicted.", 16, 1 << 20)
+
+
+class _DL85Base(Solver):
+    needs = "binary"
+    proves_optimality = True
+
+    def rule_settings(self, params) -> tuple[int, int, float, float, float, bool]:
+        """(rule, relaxation, initial threshold, step, factor, rule at the last level)."""
+        return RULE_NONE, 0, 0.0, 1.0, 2.0, False
+
+    def solve(self, data, params, monitor) -> Result:
+        depth = params["depth"]
+        problem = Problem(data, params["min_support"])
+        K = problem.n_classes
+        sink = ks.IncumbentSink(problem.max_nodes(depth), K)
+
+        def make_tree(feature, threshold, left, right, value):
+            return Tree.from_arrays(feature, threshold, left, right, value, data.prep)
+
+        budget = int(params["cache_mb"]) << 20
+        use_d2, lvl0, pair_bytes = problem.pair_plan(depth, budget)
+        rule, relaxation, thr0, step, factor, rule_d2 = self.rule_settings(params)
+        (feature, threshold, left, right, value, error, optimal,
+         raw) = monitor.run_kernel(
+            dl85_search,
+            (problem.Xt, problem.indptr, problem.indices, problem.y, problem.w,
+             problem.lbw, problem.has_lbw, K, depth, problem.sup, problem.check_sup,
+             problem.eps, ORDERINGS[params["ordering"]], rule, relaxation, thr0, step,
+             factor, rule_d2, params["anytime_trees"], zobrist_table(problem.n_features),
+             use_d2, lvl0,
+             max(budget - pair_bytes, 1 << 20), PUBLISH_INTERVAL, problem.Xg, problem.Vg,
+             problem.fmap, problem.flip, problem.offset, problem.lower_bound,
+             monitor.control, *sink.buffers()),
+            sink, make_tree)
+        tree = make_tree(feature, threshold, left, right, value)
+        train_error = tree.error(data.X, data.y, data.w)
+        optimal = bool(optimal)
+        lower_bound = train_error if optimal else min(problem.lower_bound, train_error)
+        stats = dict(problem.stats)
+        stats.update({
+            "kernel_error": float(error) + problem.offset,
+            "branches": int(raw[ST_NODES]),
+            "depth_two_solved": int(raw[ST_D2]),
+            "cache_hits": int(raw[ST_HITS]),
+            "pruned_by_bound": int(raw[ST_BOUND]),
+            "pruned_by_rule": int(raw[ST_RULE]),
+            "restarts": int(raw[ST_RESTARTS]),
+            "last_threshold": float(raw[ST_THRESHOLD]),
+            "rule_active": bool(raw[ST_RULE_ACTIVE]),
+            "peak_cache_entries": int(raw[ST_PEAK_ENTRIES]),
+            "evicted_entries": int(raw[ST_EVICTED]),
+            "peak_records": int(raw[ST_PEAK_RECORDS]),
+            "trees_published": int(raw[ST_PUBLISHED]),
+            "first_tree_s": float(raw[ST_FIRST_T]),
+            "depth_two_step": use_d2,
+            "pair_count_levels": depth - 1 - lvl0 if use_d2 else 0,
+            "nodes": tree.n_nodes,
+        })
+        status = monitor.final_status(optimal)
+        return Result(tree, train_error, lower_bound, optimal, status, monitor.elapsed(),
+                      list(monitor.incumbents), stats)
+
+
+@register
+class DL85(_DL85Base):
+    name = "dl85"
+    title = "DL8.5"
+    summary = ("Optimal tree of bounded depth by depth-first search with a cache of "
+               "solved branches (0/1 features).")
+    params = (DEPTH, MIN_SUPPORT, ORDERING, ANYTIME_TREES, CACHE_MB)
+
+
+@register
+class CADL85(_DL85Base):
+    name = "cadl85"
+    title = "CA-DL8.5"
+    summary = ("Complete anytime DL8.5: restarts under a pruning rule relaxed each "
+               "time, until the tree is proven optimal (0/1 features).")
+    params = (DEPTH,
+              Param("rule", "choice", "discrepancy",
+                    "Rule limiting the search before each restart: purity of a branch, "
+                    "information-gain gap, discrepancy from the heuristic order (LDS), "
+                    "top-k features per branch, or top-k with k halved per level "
+                    "(topk_star).", choices=tuple(RULES)),
+              Param("relax", "choice", "monotonic",
+                    "How the rule's threshold grows between restarts: by a step "
+                    "(monotonic), times a factor (exponential), or by the step times the "
+                    "Luby sequence 1, 1, 2, 1, 1, 2, 4, ... (luby).",
+                    choices=tuple(RELAXATIONS)),
+              Param("step", "float", 1.0,
+                    "Relaxation step for the gain, discrepancy and top-k rules.",
+                    1e-6, 1e9),
+              Param("factor", "float", 2.0,
+                    "Growth factor of the exponential relaxation.", 1.0001, 1e6),
+              Param("max_gap", "float", 0.0,
+                    "Gain rule: initial largest information-gain gap (bits) summed "
+                    "along a branch (0: the greedy choice only).", 0.0, 1e9),
+              Param("max_discrepancy", "int", 0,
+                    "Discrepancy rule: initial largest total position of the features "
+                    "chosen along a branch (0: the first feature only).", 0, None),
+              Param("k", "int", 1,
+                    "Top-k rules: initial number of features tried at each branch "
+                    "(top-k*: at the root, halved at each level, at least 1).", 1, None),
+              Param("min_purity", "float", 0.5,
+                    "Purity rule: initial purity (share of the majority class) from "
+                    "which a branch is not expanded.", 0.0, 1.0),
+              Param("purity_step", "float", 0.1,
+                    "Purity rule: relaxation step of the purity threshold.", 1e-6, 1.0),
+              Param("rule_last_level", "bool", False,
+                    "Let the rule also prune the branches one level above the maximum "
+                    "depth (Algorithm 2 to the letter); by default their best split is "
+                    "always taken, which the depth-two step gets for free."),
+              MIN_SUPPORT, ORDERING, ANYTIME_TREES, CACHE_MB)
+
+    def rule_settings(self, params):
+        rule = RULES[params["rule"]]
+        relaxation = RELAXATIONS[params["relax"]]
+        step = float(params["step"])
+        if rule == RULE_PURITY:
+            thr0, step = float(params["min_purity"]), float(params["purity_step"])
+        elif rule == RULE_DISCREPANCY:
+            thr0 = float(params["max_discrepancy"])
+        elif rule in (RULE_TOPK, RULE_TOPK_STAR):
+            thr0 = float(params["k"])
+        else:
+            thr0 = float(params["max_gap"])
+        return (rule, relaxation, thr0, step, float(params["factor"]),
+                bool(params["rule_last_level"]))

@@ -1,0 +1,816 @@
+"""Numba kernel of Orchard's `dl85` and `cadl85` solvers.
+
+DL8.5 (Aglin, Nijssen & Schaus 2020; Algorithm 1 of Kiossou, Nijssen & Schaus)
+--------------------------------------------------------------------------------
+A depth-first search over branches (itemsets).  At a branch it tries a leaf, then
+each candidate feature in heuristic order: the x = 0 child is solved with upper
+bound `ub - lb(x = 1 child)`, the x = 1 child with `ub - error(x = 0 child)`, and a
+combination that beats the best so far becomes the best and tightens the bound.
+Solved branches go to a cache (`dl85_cache`): the error and subtree of an optimal
+branch, or the lower bound "nothing below this upper bound" when none was found.
+The recursion is an explicit stack of frames, one per level, so the kernel can
+stop anywhere and the cache can grow or be evicted between steps.
+
+Speed-ups, all exact:
+* Branches two levels above the maximum depth are solved at once from pair counts
+  (`dl85_counts.d2_solve`); those counts are derived down the path (scan the
+  smaller child, subtract from the parent), from level `lvl0` on.
+* Before a feature is tried, both children's proven lower bounds (cache, and the
+  weight that identical rows of other classes make unavoidable, `lbw`) are summed;
+  a feature that cannot beat the bound is skipped without touching the rows.
+* A branch whose best error equals its lower bound stops.
+
+CA-DL8.5 (Algorithm 2)
+----------------------
+The same search, restarted with a rule (`dl85_rules`) that prunes children (they
+stay leaves) under a threshold relaxed after each restart, the upper bound of each
+restart being the best error so far.  Cache entries carry the rule's terminal
+state: EXACT when nothing below the branch was pruned (by the rule, or by a time
+stop).  Exact entries are reused by every later restart (and even where the rule
+would prune: their optimal subtree is free); inexact ones only within the restart
+that made them, by branches whose rule budget (see `dl85_rules.budget`) is not
+larger, and only for upper bounds not above theirs.  An inexact entry's tree seeds
+the branch's search in later restarts.  A branch is exact when every child it
+used or skipped was exact.  When the root is exact the incumbent is optimal; the
+rule becomes vacuous after finitely many relaxations (then the restart is plain
+DL8.5), so the search is complete.
+
+Anytime
+-------
+The incumbent is published (`kernel_support.publish`) when it improves: after each
+restart, and during a restart whenever the tree the search would return if stopped
+now improves on it ("stop-now" tree: each frame's best, or its current feature with
+the finished child's subtree and a leaf or the stop-now subtree in progress).  That
+is also the tree returned on a time limit, cancel or memory stop.  Publications
+are spaced by at least `interval` seconds or ten times the time the last one took.
+With `snapshots` off only trees completed at the root are published (each
+improvement of the root's best, e.g. each restart's result: the paper's curves); a
+stop still returns the stop-now tree when it is better.
+"""
+
+import numpy as np
+from numba import njit
+
+from engine.solvers import kernel_support as ks
+from engine.solvers.dl85_cache import (
+    ENTRY_BYTES,
+    FLAG_EXACT,
+    FLAG_FOUND,
+    I_FLAGS,
+    I_ITER,
+    I_REC,
+    LEAF,
+    M_COUNT,
+    M_EVICTED,
+    M_PEAK,
+    NONE,
+    RECORD_BYTES,
+    RM_FREE,
+    RM_PEAK,
+    V_BUDGET,
+    V_ERR,
+    V_LB,
+    V_UB,
+    cache_evict,
+    cache_find,
+    cache_grow,
+    cache_new,
+    cache_store,
+    cache_touch,
+    rec_acquire,
+    rec_new,
+    rec_release,
+    rec_stump,
+    records_grow,
+    records_new,
+)
+from engine.solvers.dl85_counts import (
+    d2_solve,
+    diagonal,
+    leaf_stats,
+    order_features,
+    partition,
+    scan_features,
+    scan_pairs,
+    side_stats,
+    stump,
+    subtract,
+)
+from engine.solvers.dl85_rules import (
+    RULE_GAIN,
+    budget,
+    child_state,
+    pruned,
+    relax,
+    vacuous,
+)
+
+# Phases of a frame.
+PH_ENTER, PH_NEXT, PH_PROBE, PH_RESULT = 0, 1, 2, 3
+
+# Statistics returned by the kernel.
+ST_NODES = 0          # frames entered (branches searched)
+ST_D2 = 1             # branches solved by the depth-two step
+ST_HITS = 2           # children answered by the cache
+ST_BOUND = 3          # features skipped by the lower bounds
+ST_RULE = 4           # children pruned by the CA rule
+ST_RESTARTS = 5       # CA-DL8.5 restarts (iterations of the outer loop)
+ST_PEAK_ENTRIES = 6
+ST_EVICTED = 7        # cache entries evicted
+ST_PEAK_RECORDS = 8
+ST_PUBLISHED = 9
+ST_FIRST_T = 10       # seconds until the first incumbent
+ST_THRESHOLD = 11     # the rule's threshold in the last restart
+ST_RULE_ACTIVE = 12   # whether the rule still pruned in the last restart
+N_STATS = 13
+
+SNAPSHOT_EVERY = 0.002  # seconds between two evaluations of the stop-now tree
+
+
+@njit(cache=True, nogil=True)
+def _assemble(root, R, fmap, flip, Xg, Vg, of, othr, ol, orr, oval, ored, stack):
+    """Flat preorder arrays (original feature indices, left = x <= 0.5) of the tree
+    of record `root`, with the class weights Vg of the distinct rows Xg routed
+    through it.  Returns the number of nodes."""
+    m = 0
+    cap = of.shape[0]
+    stack[0, 0] = root
+    stack[0, 1] = -1
+    stack[0, 2] = 0
+    top = 1
+    while top > 0 and m < cap:
+        top -= 1
+        r = stack[top, 0]
+        p = stack[top, 1]
+        node = m
+        m += 1
+        if p >= 0:
+            if stack[top, 2] == 0:
+                ol[p] = node
+            else:
+                orr[p] = node
+        ol[node] = -1
+        orr[node] = -1
+        if r == LEAF:
+            of[node] = -1
+            ored[node] = -1
+            othr[node] = 0.0
+        else:
+            g = R[r, 0]
+            of[node] = fmap[g]
+            ored[node] = g
+            othr[node] = 0.5
+            zero_side = R[r, 1]     # internal x_g = 0
+            one_side = R[r, 2]      # internal x_g = 1
+            if flip[g]:
+                zero_side, one_side = one_side, zero_side
+            stack[top, 0] = one_side
+            stack[top, 1] = node
+            stack[top, 2] = 1
+            stack[top + 1, 0] = zero_side
+            stack[top + 1, 1] = node
+            stack[top + 1, 2] = 0
+            top += 2
+    for node in range(m):
+        for k in range(oval.shape[1]):
+            oval[node, k] = 0.0
+    for gi in range(Xg.shape[0]):
+        node = 0
+        while True:
+            for k in range(oval.shape[1]):
+                oval[node, k] += Vg[gi, k]
+            g = ored[node]
+            if g < 0:
+                break
+            one = (Xg[gi, g] != 0) != (flip[g] != 0)   # the original column is 1
+            node = orr[node] if one else ol[node]
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _publish(rec, err, offset, global_lb, R, fmap, flip, Xg, Vg, of, othr, ol, orr, oval,
+             ored, tstack, control, state, events, nodes, thresholds, values):
+    m = _assemble(rec, R, fmap, flip, Xg, Vg, of, othr, ol, orr, oval, ored, tstack)
+    ks.publish(state, events, nodes, thresholds, values, control, err + offset, global_lb,
+               of, othr, ol, orr, oval, m)
+
+
+@njit(cache=True, nogil=True)
+def _stop_now_value(top, fleaf, fbest, fcs, fleafR, flerr):
+    """Error of the tree the search would return if stopped now (see the docstring)."""
+    v = min(fleaf[top], fbest[top])
+    for j in range(top - 1, -1, -1):
+        if fcs[j] == 0:
+            split = v + fleafR[j]
+        else:
+            split = flerr[j] + v
+        v = min(min(fleaf[j], fbest[j]), split)
+    return v
+
+
+@njit(cache=True, nogil=True)
+def _stop_now_tree(top, fleaf, fbest, fbrec, fcs, ffeat, fleafR, flerr, flrec, R, RC,
+                   rfree, rmeta, rstack):
+    """Record (one reference, the caller's) of the stop-now tree and its error."""
+    if fbest[top] < fleaf[top]:
+        rec = fbrec[top]
+        rec_acquire(RC, rec)
+        v = fbest[top]
+    else:
+        rec = fbrec[top] - fbrec[top] + LEAF
+        v = fleaf[top]
+    for j in range(top - 1, -1, -1):
+        if fcs[j] == 0:
+            split = v + fleafR[j]
+        else:
+            split = flerr[j] + v
+        if fbest[j] < fleaf[j]:
+            cj = fbest[j]
+        else:
+            cj = fleaf[j]
+        if split < cj:
+            zero = rec - rec
+            if fcs[j] == 0:
+                new = rec_new(R, RC, rfree, rmeta, ffeat[j], rec, zero + LEAF)
+            else:
+                new = rec_new(R, RC, rfree, rmeta, ffeat[j], flrec[j], rec)
+            rec_release(R, RC, rfree, rmeta, rec, rstack)
+            rec = new
+            v = split
+        else:
+            rec_release(R, RC, rfree, rmeta, rec, rstack)
+            if fbest[j] < fleaf[j]:
+                rec = fbrec[j]
+                rec_acquire(RC, rec)
+            else:
+                rec = rec - rec + LEAF
+            v = cj
+    return rec, v
+
+
+@njit(cache=True, nogil=True)
+def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, sup,
+                check_sup, eps, kind, rule, relaxation, thr0, step, factor, rule_d2,
+                snapshots, Z, use_d2, lvl0, memory_budget, interval, Xg, Vg, fmap, flip, offset, global_lb,
+                control, state, events, nodes, thresholds, values):
+    """Best tree of depth <= max_depth (see the module docstring).
+
+    Xt: uint8[F, n] 0/1 features (internal: flipped where `flip`), indptr/indices:
+    the same rows sparsely (features equal to 1), y: int64[n] classes, w: float64[n]
+    weights, lbw: float64[n] unavoidable error weight per row (has_lbw: any is
+    non-zero), sup: least weight of a leaf (check_sup: test it in the depth-two step
+    too), eps: tolerance of comparisons (0 when the weights are integers), kind:
+    feature ordering, rule/relaxation/thr0/step/factor: the CA rule (RULE_NONE: plain
+    DL8.5), rule_d2: let the rule prune children one level above the maximum depth,
+    snapshots: publish stop-now trees during a restart (else only restart results),
+    Z: Zobrist table, use_d2/lvl0: the depth-two step and the first level holding pair
+    counts, memory_budget: bytes for cache and records, interval: least seconds
+    between publications, Xg/Vg: distinct rows (internal features) and their original
+    class weights, fmap/flip: original column and flip of each feature,
+    offset/global_lb: added to published errors / published lower bound,
+    control/state..values: Monitor and IncumbentSink.
+
+    Returns (feature, threshold, left, right, value) of the best tree (preorder,
+    original columns), its error on the kernel's rows, whether it is proven optimal,
+    and statistics (float64[N_STATS]).
+    """
+    F = Xt.shape[0]
+    n = y.shape[0]
+    K = n_classes
+    D = max_depth
+    zero = n - n
+    stats = np.zeros(N_STATS)
+    stats[ST_FIRST_T] = -1.0
+
+    # ---------------------------------------------------------------- output
+    cap_nodes = nodes.shape[1]
+    of = np.full(cap_nodes, -1, dtype=np.int64)
+    othr = np.zeros(cap_nodes)
+    ol = np.full(cap_nodes, -1, dtype=np.int64)
+    orr = np.full(cap_nodes, -1, dtype=np.int64)
+    oval = np.zeros((cap_nodes, K))
+    ored = np.full(cap_nodes, -1, dtype=np.int64)
+    tstack = np.zeros((2 * D + 8, 3), dtype=np.int64)
+    rstack = np.zeros(4 * D + 16, dtype=np.int64)
+
+    # ---------------------------------------------------------------- storage
+    keys, vals, ints, slots, meta = cache_new(4096)
+    R, RC, rfree, rmeta = records_new(4096)
+    rmargin = 2 * D + 16
+
+    D1 = np.zeros((D + 2, K, F + 1), dtype=w.dtype)
+    DOM = np.zeros((D + 2, max(F, 1)), dtype=np.int64)
+    GAINS = np.zeros((D + 2, max(F, 1)))
+    scores = np.empty(max(F, 1))
+    idx = np.empty(max(F, 1), dtype=np.int64)
+    nl = D - 1 - lvl0 if use_d2 else 0
+    CB = np.zeros((max(nl, 0), 2, K, F, F), dtype=w.dtype)
+    TB = np.zeros((max(nl, 0), 2, K), dtype=w.dtype)
+    cflag = np.zeros((D + 2, 2), dtype=np.bool_)
+    acc2 = np.zeros((K, F + 1), dtype=w.dtype)
+    dom2 = np.zeros(max(F, 1), dtype=np.int64)
+    pos2 = np.zeros(max(F, 1), dtype=np.int64)
+
+    # frames (one per level)
+    L = D + 2
+    fa = np.zeros(L, dtype=np.int64)
+    fb = np.zeros(L, dtype=np.int64)
+    fside = np.zeros(L, dtype=np.int64)
+    fhi = np.zeros(L, dtype=np.uint64)
+    flo = np.zeros(L, dtype=np.uint64)
+    fub = np.zeros(L)
+    flb = np.zeros(L)
+    fbest = np.zeros(L)
+    fbrec = np.zeros(L, dtype=np.int64)
+    fleaf = np.zeros(L)
+    fexact = np.zeros(L, dtype=np.bool_)
+    fpos = np.zeros(L, dtype=np.int64)
+    fm = np.zeros(L, dtype=np.int64)
+    ffeat = np.zeros(L, dtype=np.int64)
+    fidx = np.zeros(L, dtype=np.int64)
+    fmid = np.zeros(L, dtype=np.int64)
+    fphase = np.zeros(L, dtype=np.int64)
+    fcs = np.zeros(L, dtype=np.int64)
+    fcub = np.zeros(L)
+    flerr = np.zeros(L)
+    flrec = np.zeros(L, dtype=np.int64)
+    fleafR = np.zeros(L)
+    flbL = np.zeros(L)
+    flbR = np.zeros(L)
+    fst = np.zeros(L)
+    fbg = np.zeros(L)
+
+    rows = np.arange(n)
+    root_acc = D1[0]
+    stopped = scan_features(rows, zero, n, indptr, indices, y, w, root_acc, control)
+    root_leaf, root_w = leaf_stats(root_acc, F)
+    root_lb = 0.0
+    if has_lbw:
+        for r in range(n):
+            root_lb += lbw[r]
+
+    # ---------------------------------------------------------------- incumbent
+    inc_err = root_leaf
+    inc_rec = zero + LEAF
+    optimal = False
+    last_publish = ks.monotonic()
+    gap = interval
+    pending = False
+    published_err = np.inf
+    if not stopped:
+        _publish(inc_rec, inc_err, offset, global_lb, R, fmap, flip, Xg, Vg, of, othr, ol,
+                 orr, oval, ored, tstack, control, state, events, nodes, thresholds, values)
+        stats[ST_PUBLISHED] += 1
+        stats[ST_FIRST_T] = ks.elapsed(control)
+        published_err = inc_err
+        last_publish = ks.monotonic()
+
+    thr = thr0
+    active = not vacuous(rule, thr, D, F, K)
+    need_gain = rule == RULE_GAIN
+    iteration = zero
+    relaxations = zero
+    next_snapshot = ks.monotonic() + SNAPSHOT_EVERY
+
+    if stopped:
+        pass
+    elif D == 0 or F == 0 or root_leaf <= root_lb + eps:
+        optimal = True
+    else:
+        while True:
+            iteration += 1
+            stats[ST_RESTARTS] = iteration
+            stats[ST_THRESHOLD] = thr
+            stats[ST_RULE_ACTIVE] = 1.0 if active else 0.0
+            # ------------------------------------------------ root frame
+            l = zero
+            fa[0] = 0
+            fb[0] = n
+            fside[0] = 0
+            fhi[0] = 0
+            flo[0] = 0
+            fub[0] = np.inf if iteration == 1 else inc_err
+            flb[0] = root_lb
+            fleaf[0] = root_leaf
+            fbest[0] = np.inf
+            fbrec[0] = NONE
+            fst[0] = 0.0
+            fphase[0] = PH_ENTER
+            have_ret = False
+            r_err = np.inf
+            r_rec = zero + NONE
+            r_exact = False
+            while True:
+                # ------------------------------------------------ housekeeping
+                if ks.should_stop(control):
+                    stopped = True
+                    break
+                if meta[M_COUNT] + 2 > keys.shape[0]:
+                    need = (2 * keys.shape[0] * ENTRY_BYTES + R.shape[0] * RECORD_BYTES)
+                    if need <= memory_budget:
+                        keys, vals, ints, slots = cache_grow(keys, vals, ints, slots, meta)
+                    else:
+                        cache_evict(keys, vals, ints, slots, meta, R, RC, rfree, rmeta,
+                                    rstack)
+                if rmeta[RM_FREE] < rmargin:
+                    need = (keys.shape[0] * ENTRY_BYTES + 2 * R.shape[0] * RECORD_BYTES)
+                    if need <= memory_budget:
+                        R, RC, rfree = records_grow(R, RC, rfree, rmeta)
+                    else:
+                        cache_evict(keys, vals, ints, slots, meta, R, RC, rfree, rmeta,
+                                    rstack)
+                        if rmeta[RM_FREE] < rmargin:
+                            control[ks.C_STOP] = ks.STOP_MEMORY
+                            stopped = True
+                            break
+                ph = fphase[l]
+                # ------------------------------------------------ stop-now tree
+                if ph == PH_NEXT:
+                    now = ks.monotonic()
+                    if snapshots and now >= next_snapshot:
+                        next_snapshot = now + SNAPSHOT_EVERY
+                        v = _stop_now_value(l, fleaf, fbest, fcs, fleafR, flerr)
+                        if v < inc_err - eps:
+                            rec, v = _stop_now_tree(l, fleaf, fbest, fbrec, fcs, ffeat,
+                                                    fleafR, flerr, flrec, R, RC, rfree,
+                                                    rmeta, rstack)
+                            rec_release(R, RC, rfree, rmeta, inc_rec, rstack)
+                            inc_rec = rec
+                            inc_err = v
+                            fub[0] = min(fub[0], v)
+                            pending = True
+                    if pending and now - last_publish >= gap:
+                        t0 = ks.monotonic()
+                        _publish(inc_rec, inc_err, offset, global_lb, R, fmap, flip, Xg,
+                                 Vg, of, othr, ol, orr, oval, ored, tstack, control, state,
+                                 events, nodes, thresholds, values)
+                        stats[ST_PUBLISHED] += 1
+                        published_err = inc_err
+                        last_publish = ks.monotonic()
+                        gap = max(interval, 10.0 * (last_publish - t0))
+                        pending = False
+
+                if ph == PH_ENTER:
+                    # -------------------------------------------- enter a branch
+                    if l == 0 and pruned(rule, active, thr, child_state(
+                            rule, 0.0, 0, root_leaf, root_w, 0.0, 0.0), 0, 0):
+                        # the rule prunes the root itself (purity): a leaf this time
+                        stats[ST_RULE] += 1
+                        r_err = root_leaf
+                        r_rec = zero + LEAF
+                        r_exact = False
+                        have_ret = True
+                        break
+                    stats[ST_NODES] += 1
+                    rem = D - l
+                    s = fside[l]
+                    acc = D1[l]
+                    if use_d2 and l >= lvl0:
+                        ci = l - lvl0
+                        if l == lvl0:
+                            if scan_pairs(rows, fa[l], fb[l], indptr, indices, y, w,
+                                          CB[ci, s], TB[ci, s], control):
+                                stopped = True
+                                break
+                        elif not cflag[l, s]:
+                            p = l - 1
+                            if cflag[l, 1 - s]:
+                                subtract(CB[ci - 1, fside[p]], TB[ci - 1, fside[p]],
+                                         CB[ci, 1 - s], TB[ci, 1 - s], CB[ci, s], TB[ci, s])
+                            else:
+                                small = 0 if fmid[p] - fa[p] <= fb[p] - fmid[p] else 1
+                                a0 = fa[p] if small == 0 else fmid[p]
+                                b0 = fmid[p] if small == 0 else fb[p]
+                                if scan_pairs(rows, a0, b0, indptr, indices, y, w,
+                                              CB[ci, small], TB[ci, small], control):
+                                    stopped = True
+                                    break
+                                cflag[l, small] = True
+                                if small != s:
+                                    subtract(CB[ci - 1, fside[p]], TB[ci - 1, fside[p]],
+                                             CB[ci, small], TB[ci, small], CB[ci, s],
+                                             TB[ci, s])
+                            cflag[l, s] = True
+                        if rem == 2:
+                            stats[ST_D2] += 1
+                            v, bi, bjL, bjR, ex = d2_solve(
+                                CB[ci, s], TB[ci, s], sup, check_sup, eps, flb[l], rule,
+                                active and rule_d2, thr, fst[l], l, kind, acc2, dom2,
+                                scores, idx,
+                                GAINS[l], pos2)
+                            if bi >= 0:
+                                rL = rec_stump(R, RC, rfree, rmeta, bjL)
+                                rR = rec_stump(R, RC, rfree, rmeta, bjR)
+                                rec = rec_new(R, RC, rfree, rmeta, bi, rL, rR)
+                                rec_release(R, RC, rfree, rmeta, rL, rstack)
+                                rec_release(R, RC, rfree, rmeta, rR, rstack)
+                            else:
+                                rec = zero + LEAF
+                            if not ex and fbest[l] < v - eps:
+                                # an inexact step can be worse than the seed (an earlier
+                                # restart's tree for this branch): keep the better
+                                rec_release(R, RC, rfree, rmeta, rec, rstack)
+                                v = fbest[l]
+                                rec = fbrec[l]
+                            else:
+                                rec_release(R, RC, rfree, rmeta, fbrec[l], rstack)
+                            fbrec[l] = NONE
+                            flags = FLAG_FOUND + (FLAG_EXACT if ex else 0)
+                            cache_store(keys, vals, ints, slots, meta, fhi[l], flo[l], v,
+                                        v if ex else flb[l], np.inf,
+                                        budget(rule, thr, fst[l]), rec, flags, iteration,
+                                        R, RC, rfree, rmeta, rstack)
+                            r_err = v
+                            r_rec = rec
+                            r_exact = ex
+                            have_ret = True
+                            if l == 0:
+                                break
+                            l -= 1
+                            continue
+                        diagonal(CB[ci, s], TB[ci, s], acc)
+                    else:
+                        if scan_features(rows, fa[l], fb[l], indptr, indices, y, w, acc,
+                                         control):
+                            stopped = True
+                            break
+                        if rem == 1:
+                            v, g = stump(acc, sup, check_sup, eps)
+                            rec = rec_stump(R, RC, rfree, rmeta, g)
+                            rec_release(R, RC, rfree, rmeta, fbrec[l], rstack)
+                            r_err = v
+                            r_rec = rec
+                            r_exact = True
+                            have_ret = True
+                            if l == 0:
+                                break
+                            l -= 1
+                            continue
+                    m, bg = order_features(acc, sup, kind, DOM[l], scores, idx, GAINS[l],
+                                           need_gain)
+                    fm[l] = m
+                    fpos[l] = 0
+                    fbg[l] = bg
+                    fexact[l] = True
+                    if fleaf[l] < fbest[l] - eps and fleaf[l] < fub[l] - eps:
+                        rec_release(R, RC, rfree, rmeta, fbrec[l], rstack)
+                        fbest[l] = fleaf[l]
+                        fbrec[l] = LEAF
+                    fphase[l] = PH_NEXT
+                    continue
+
+                if ph == PH_NEXT:
+                    # -------------------------------------------- next feature
+                    chosen = False
+                    while fpos[l] < fm[l] and fbest[l] > flb[l] + eps:
+                        p = fpos[l]
+                        g = DOM[l, p]
+                        fpos[l] += 1
+                        B = min(fub[l], fbest[l])
+                        lbL = 0.0
+                        lbR = 0.0
+                        hL0 = fhi[l] ^ Z[2 * g, 0]
+                        hL1 = flo[l] ^ Z[2 * g, 1]
+                        e = cache_find(keys, slots, hL0, hL1)
+                        if e >= 0:
+                            if ints[e, I_FLAGS] == FLAG_EXACT + FLAG_FOUND:
+                                lbL = vals[e, V_ERR]
+                            else:
+                                lbL = vals[e, V_LB]
+                        hR0 = fhi[l] ^ Z[2 * g + 1, 0]
+                        hR1 = flo[l] ^ Z[2 * g + 1, 1]
+                        e = cache_find(keys, slots, hR0, hR1)
+                        if e >= 0:
+                            if ints[e, I_FLAGS] == FLAG_EXACT + FLAG_FOUND:
+                                lbR = vals[e, V_ERR]
+                            else:
+                                lbR = vals[e, V_LB]
+                        if lbL + lbR >= B - eps:
+                            stats[ST_BOUND] += 1
+                            continue
+                        mid, lb0, lb1 = partition(Xt, rows, fa[l], fb[l], g, lbw, has_lbw)
+                        lbL = max(lbL, lb0)
+                        lbR = max(lbR, lb1)
+                        if lbL + lbR >= B - eps:
+                            stats[ST_BOUND] += 1
+                            continue
+                        ffeat[l] = g
+                        fidx[l] = p
+                        fmid[l] = mid
+                        flbL[l] = lbL
+                        flbR[l] = lbR
+                        eR_leaf, _ = side_stats(D1[l], g, F, 1)
+                        fleafR[l] = eR_leaf
+                        cflag[l + 1, 0] = False
+                        cflag[l + 1, 1] = False
+                        fcs[l] = 0
+                        fphase[l] = PH_PROBE
+                        chosen = True
+                        break
+                    if chosen:
+                        continue
+                    # -------------------------------------------- finish the branch
+                    found = fbest[l] < fub[l] - eps
+                    ex = fexact[l]
+                    lb_new = flb[l]
+                    if ex:
+                        lb_new = fbest[l] if found else max(lb_new, fub[l])
+                    flags = (FLAG_EXACT if ex else 0) + (FLAG_FOUND if found else 0)
+                    cache_store(keys, vals, ints, slots, meta, fhi[l], flo[l],
+                                fbest[l] if found else np.inf, lb_new, fub[l],
+                                budget(rule, thr, fst[l]), fbrec[l] if found else NONE,
+                                flags, iteration, R, RC, rfree, rmeta, rstack)
+                    if found:
+                        r_err = fbest[l]
+                        r_rec = fbrec[l]
+                    else:
+                        r_err = np.inf
+                        r_rec = zero + NONE
+                        rec_release(R, RC, rfree, rmeta, fbrec[l], rstack)
+                    fbrec[l] = NONE
+                    r_exact = ex
+                    have_ret = True
+                    if l == 0:
+                        break
+                    l -= 1
+                    continue
+
+                if ph == PH_PROBE:
+                    # -------------------------------------------- a child of frame l
+                    s = fcs[l]
+                    g = ffeat[l]
+                    c = l + 1
+                    a = fa[l] if s == 0 else fmid[l]
+                    b = fmid[l] if s == 0 else fb[l]
+                    ec, wc = side_stats(D1[l], g, F, s)
+                    lbc = flbL[l] if s == 0 else flbR[l]
+                    B = min(fub[l], fbest[l])
+                    cub = B - flbR[l] if s == 0 else B - flerr[l]
+                    fcub[l] = cub
+                    hi = fhi[l] ^ Z[2 * g + s, 0]
+                    lo = flo[l] ^ Z[2 * g + s, 1]
+                    fphase[l] = PH_RESULT
+                    have_ret = True
+                    if c == D or ec <= lbc + eps:
+                        r_err = ec
+                        r_rec = zero + LEAF
+                        r_exact = True
+                        continue
+                    e = cache_find(keys, slots, hi, lo)
+                    if e >= 0:
+                        cache_touch(ints, meta, e)
+                        fl = ints[e, I_FLAGS]
+                        if fl == FLAG_EXACT + FLAG_FOUND:
+                            stats[ST_HITS] += 1
+                            r_err = vals[e, V_ERR]
+                            r_rec = ints[e, I_REC]
+                            rec_acquire(RC, r_rec)
+                            r_exact = True
+                            continue
+                        lbc = max(lbc, vals[e, V_LB])
+                    if lbc >= cub - eps:
+                        stats[ST_BOUND] += 1
+                        r_err = np.inf
+                        r_rec = zero + NONE
+                        r_exact = True
+                        continue
+                    cst = child_state(rule, fst[l], fidx[l], ec, wc, fbg[l], GAINS[l, g])
+                    if (rule_d2 or c < D - 1) and pruned(rule, active, thr, cst, fidx[l], l):
+                        stats[ST_RULE] += 1
+                        r_err = ec
+                        r_rec = zero + LEAF
+                        r_exact = False
+                        continue
+                    if e >= 0:
+                        fl = ints[e, I_FLAGS]
+                        if (fl & FLAG_EXACT) == 0 and ints[e, I_ITER] == iteration and \
+                                budget(rule, thr, cst) <= vals[e, V_BUDGET] + 1e-9 and \
+                                cub <= vals[e, V_UB] + eps:
+                            stats[ST_HITS] += 1
+                            r_exact = False
+                            if (fl & FLAG_FOUND) != 0:
+                                r_err = vals[e, V_ERR]
+                                r_rec = ints[e, I_REC]
+                                rec_acquire(RC, r_rec)
+                            else:
+                                r_err = np.inf
+                                r_rec = zero + NONE
+                            continue
+                    if c == D - 1 and not use_d2:
+                        accc = D1[c]
+                        if scan_features(rows, a, b, indptr, indices, y, w, accc, control):
+                            stopped = True
+                            have_ret = False
+                            break
+                        v, gg = stump(accc, sup, check_sup, eps)
+                        r_err = v
+                        r_rec = rec_stump(R, RC, rfree, rmeta, gg)
+                        r_exact = True
+                        continue
+                    # push a frame for the child
+                    have_ret = False
+                    fa[c] = a
+                    fb[c] = b
+                    fside[c] = s
+                    fhi[c] = hi
+                    flo[c] = lo
+                    fub[c] = cub
+                    flb[c] = lbc
+                    fleaf[c] = ec
+                    fst[c] = cst
+                    fbest[c] = np.inf
+                    fbrec[c] = NONE
+                    if e >= 0 and (ints[e, I_FLAGS] & FLAG_FOUND) != 0 and \
+                            vals[e, V_ERR] < cub - eps:
+                        fbest[c] = vals[e, V_ERR]
+                        fbrec[c] = ints[e, I_REC]
+                        rec_acquire(RC, fbrec[c])
+                    fphase[c] = PH_ENTER
+                    l = c
+                    continue
+
+                # ------------------------------------------------ PH_RESULT
+                have_ret = False
+                s = fcs[l]
+                if not r_exact:
+                    fexact[l] = False
+                if s == 0:
+                    if r_err < fcub[l] - eps:
+                        flerr[l] = r_err
+                        flrec[l] = r_rec
+                        fcs[l] = 1
+                        fphase[l] = PH_PROBE
+                    else:
+                        rec_release(R, RC, rfree, rmeta, r_rec, rstack)
+                        fphase[l] = PH_NEXT
+                    continue
+                if r_err < fcub[l] - eps:
+                    v = flerr[l] + r_err
+                    if v < min(fub[l], fbest[l]) - eps:
+                        rec = rec_new(R, RC, rfree, rmeta, ffeat[l], flrec[l], r_rec)
+                        rec_release(R, RC, rfree, rmeta, fbrec[l], rstack)
+                        fbest[l] = v
+                        fbrec[l] = rec
+                        if l == 0 and not snapshots and v < inc_err - eps:
+                            # a complete tree at the root: the incumbent
+                            rec_acquire(RC, rec)
+                            rec_release(R, RC, rfree, rmeta, inc_rec, rstack)
+                            inc_rec = rec
+                            inc_err = v
+                            pending = True
+                rec_release(R, RC, rfree, rmeta, flrec[l], rstack)
+                rec_release(R, RC, rfree, rmeta, r_rec, rstack)
+                flrec[l] = NONE
+                fcs[l] = 0
+                fphase[l] = PH_NEXT
+                continue
+
+            stats[ST_PEAK_ENTRIES] = max(stats[ST_PEAK_ENTRIES], meta[M_PEAK])
+            if stopped:
+                # the stop-now tree, then let go of every frame's records
+                if have_ret:
+                    rec_release(R, RC, rfree, rmeta, r_rec, rstack)
+                v = _stop_now_value(l, fleaf, fbest, fcs, fleafR, flerr)
+                if v < inc_err - eps:
+                    rec, v = _stop_now_tree(l, fleaf, fbest, fbrec, fcs, ffeat, fleafR,
+                                            flerr, flrec, R, RC, rfree, rmeta, rstack)
+                    rec_release(R, RC, rfree, rmeta, inc_rec, rstack)
+                    inc_rec = rec
+                    inc_err = v
+                break
+            # ---------------------------------------------------- restart done
+            if r_err < inc_err - eps:
+                rec_release(R, RC, rfree, rmeta, inc_rec, rstack)
+                inc_rec = r_rec
+                inc_err = r_err
+                pending = True
+            else:
+                rec_release(R, RC, rfree, rmeta, r_rec, rstack)
+            if pending:
+                t0 = ks.monotonic()
+                _publish(inc_rec, inc_err, offset, global_lb, R, fmap, flip, Xg, Vg, of,
+                         othr, ol, orr, oval, ored, tstack, control, state, events, nodes,
+                         thresholds, values)
+                stats[ST_PUBLISHED] += 1
+                published_err = inc_err
+                last_publish = ks.monotonic()
+                gap = max(interval, 10.0 * (last_publish - t0))
+                pending = False
+            if r_exact or not active or inc_err <= root_lb + eps:
+                optimal = r_exact or inc_err <= root_lb + eps
+                break
+            relaxations += 1
+            thr = relax(relaxation, thr, step, factor, relaxations)
+            if vacuous(rule, thr, D, F, K):
+                active = False
+
+    stats[ST_EVICTED] = meta[M_EVICTED]
+    stats[ST_PEAK_ENTRIES] = max(stats[ST_PEAK_ENTRIES], meta[M_PEAK])
+    stats[ST_PEAK_RECORDS] = rmeta[RM_PEAK]
+    m = _assemble(inc_rec, R, fmap, flip, Xg, Vg, of, othr, ol, orr, oval, ored, tstack)
+    if inc_err < published_err:
+        ks.publish(state, events, nodes, thresholds, values, control, inc_err + offset,
+                   global_lb, of, othr, ol, orr, oval, m)
+        stats[ST_PUBLISHED] += 1
+    return (of[:m].astype(np.int32), othr[:m].copy(), ol[:m].astype(np.int32),
+            orr[:m].astype(np.int32), oval[:m].copy(), inc_err, optimal, stats)

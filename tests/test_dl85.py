@@ -1,0 +1,514 @@
+"""The `dl85` and `cadl85` solvers: optimal against brute force and pystreed for every
+rule and relaxation, weights, classes, minimum support, the anytime protocol
+(incumbents, time limit, cancel, GIL), the memory cap, and tiny data."""
+
+import functools
+import itertools
+import threading
+import time
+
+import numpy as np
+import pytest
+from conftest import DATASETS, SAMPLES
+
+from engine.data.csv_reader import read_table
+from engine.data.dataset import (
+    Dataset,
+    PrepOptions,
+    PrepReport,
+    merge_duplicates,
+    prepare,
+)
+from engine.data.features import EQ, Feature
+from engine.data.preprocessing import Preprocessing
+from engine.solvers import dl85 as dl85_module
+from engine.solvers import get_solver
+from engine.solvers.dl85_cache import (
+    LEAF,
+    M_COUNT,
+    cache_evict,
+    cache_find,
+    cache_new,
+    cache_store,
+    records_new,
+    zobrist_table,
+)
+from engine.solvers.dl85_rules import RELAXATIONS, RULES, luby, relax
+from engine.solvers.monitor import Monitor
+from engine.solvers.protocol import Status
+from engine.training import train
+from engine.warmup import warm_up
+
+CP4IM = DATASETS / "cp4im"
+CONFIGS = [("dl85", {})] + [("cadl85", {"rule": rule, "relax": relaxation})
+                            for rule in RULES for relaxation in RELAXATIONS]
+IDS = ["dl85"] + [f"{p['rule']}-{p['relax']}" for _, p in CONFIGS[1:]]
+ORDERINGS = ("gain", "gini", "error", "none")
+
+
+def _cp4im(name):
+    path = CP4IM / f"{name}.txt"
+    if not path.exists():
+        pytest.skip("the shared datasets folder is absent")
+    return prepare(read_table(path), PrepOptions(target="first"))
+
+
+def _dataset(X, y, w, n_classes):
+    """A Dataset straight from arrays (binary features f0, f1, ...)."""
+    X = np.asarray(X, dtype=np.uint8)
+    features = [Feature(f"f{j}", EQ, "1") for j in range(X.shape[1])]
+    prep = Preprocessing("class", [f"c{k}" for k in range(n_classes)], [], features)
+    return Dataset(X, np.asarray(y, dtype=np.int64), np.asarray(w, dtype=np.float64), prep,
+                   PrepReport())
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled():
+    """Load (or compile) the kernel before any clock starts."""
+    X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]])
+    for algorithm in ("dl85", "cadl85"):
+        train(_dataset(X, [0, 1, 1, 0], [0.5, 1.5, 1, 1], 2), algorithm, {"depth": 3})
+
+
+# ------------------------------------------------------------------ brute force
+def _exhaustive(X, y, w, n_classes, depth, min_support=0.0):
+    """Least error of any tree of depth <= `depth` (a leaf, or for every feature whose
+    both sides weigh at least min_support and are non-empty, the best subtrees of both
+    sides), memoised on the set of rows."""
+    memo = {}
+
+    def best(rows, d):
+        key = (rows.tobytes(), d)
+        if key not in memo:
+            weights = np.bincount(y[rows], weights=w[rows], minlength=n_classes)
+            value = weights.sum() - weights.max()
+            if d > 0:
+                for f in range(X.shape[1]):
+                    right = X[rows, f] == 1
+                    if not right.any() or right.all():
+                        continue
+                    if min(w[rows[right]].sum(), w[rows[~right]].sum()) < min_support:
+                        continue
+                    value = min(value, best(rows[~right], d - 1) + best(rows[right], d - 1))
+            memo[key] = value
+        return memo[key]
+
+    return best(np.arange(len(y)), depth)
+
+
+def _all_trees(n_features, depth):
+    """Every tree of depth <= depth as nested tuples (None = leaf)."""
+    if depth == 0:
+        return [None]
+    smaller = _all_trees(n_features, depth - 1)
+    return [None] + [(f, a, b) for f in range(n_features) for a in smaller for b in smaller]
+
+
+def _enumerated(X, y, w, n_classes, depth):
+    """Least error over the explicit list of every tree (small cases only)."""
+    def error(tree, rows):
+        if tree is None:
+            weights = np.bincount(y[rows], weights=w[rows], minlength=n_classes)
+            return weights.sum() - weights.max()
+        f, left, right = tree
+        return error(left, rows[X[rows, f] == 0]) + error(right, rows[X[rows, f] == 1])
+
+    rows = np.arange(len(y))
+    return min(error(tree, rows) for tree in _all_trees(X.shape[1], depth))
+
+
+def _random_case(seed):
+    rng = np.random.default_rng(seed)
+    n, F, K = int(rng.integers(1, 41)), int(rng.integers(1, 7)), int(rng.integers(2, 4))
+    X = (rng.random((n, F)) < rng.uniform(0.2, 0.8)).astype(np.uint8)
+    if F > 1 and rng.random() < 0.3:       # an equal or complementary feature
+        X[:, -1] = X[:, 0] if rng.random() < 0.5 else 1 - X[:, 0]
+    if rng.random() < 0.3:                  # duplicated rows
+        X = X[rng.integers(0, n, n)]
+    y = rng.integers(0, K, n)
+    kind = rng.random()
+    if kind < 0.3:
+        w = rng.integers(1, 5, n).astype(float)
+    elif kind < 0.4:
+        w = rng.integers(0, 3, n).astype(float)  # some rows weigh nothing
+    elif kind < 0.5:
+        w = rng.random(n) * 3                    # fractional weights
+    else:
+        w = np.ones(n)
+    return X, y, w, K
+
+
+N_CASES = 40
+
+
+@functools.cache
+def _expected(seed, depth):
+    """Brute force: every tree enumerated when there are at most 3 features (up to
+    7204 trees at depth 3), the memoised exhaustive search otherwise."""
+    X, y, w, K = _random_case(seed)
+    if X.shape[1] <= 3:
+        return _enumerated(X, y, w, K, depth)
+    return _exhaustive(X, y, w, K, depth)
+
+
+def test_the_memoised_search_is_what_enumerating_every_tree_gives():
+    for seed in range(N_CASES):
+        X, y, w, K = _random_case(seed)
+        X = X[:, :3]
+        for depth in (0, 1, 2, 3):
+            assert _exhaustive(X, y, w, K, depth) == pytest.approx(
+                _enumerated(X, y, w, K, depth)), seed
+
+
+def _check(result, X, y, w, expected, depth, where):
+    assert result.optimal and result.status == Status.OPTIMAL, where
+    assert result.train_error == pytest.approx(expected, abs=1e-9), where
+    assert result.tree.error(X, y, w) == result.train_error, where
+    assert result.stats["kernel_error"] == pytest.approx(expected, abs=1e-9), where
+    assert result.lower_bound == result.train_error, where
+    assert result.tree.depth <= depth, where
+    errors = [e for _, e, _ in result.incumbents]
+    assert errors == sorted(errors, reverse=True), where
+    assert errors[-1] == pytest.approx(result.train_error, abs=1e-9), where
+
+
+@pytest.mark.parametrize("algorithm,params", CONFIGS, ids=IDS)
+def test_run_to_completion_it_agrees_with_brute_force(algorithm, params):
+    """Every rule and relaxation ends with the optimum (depths 0-3, up to 6 features,
+    2-3 classes, integer, zero and fractional weights, duplicated and redundant
+    features); orderings and, for CA, the rule at the last level vary with the seed."""
+    for seed in range(N_CASES):
+        X, y, w, K = _random_case(seed)
+        extra = {"ordering": ORDERINGS[seed % 4]}
+        if algorithm == "cadl85":
+            extra["rule_last_level"] = seed % 3 == 0
+        for depth in range(4):
+            result = train(_dataset(X, y, w, K), algorithm, {"depth": depth, **params, **extra})
+            _check(result, X, y, w, _expected(seed, depth), depth, (seed, depth))
+
+
+@pytest.mark.parametrize("plan", ["no depth-two step", "pair counts at the last level"])
+def test_the_other_counting_paths_agree_with_brute_force(monkeypatch, plan):
+    """Without the depth-two step (too many features) every branch is searched down to
+    stumps; with pair counts only two levels above the bottom, they are scanned there."""
+    original = dl85_module.Problem.pair_plan
+
+    def plan_none(self, depth, budget):
+        return False, 0, 0
+
+    def plan_last(self, depth, budget):
+        use, _, _ = original(self, depth, budget)
+        return (use, depth - 2, 0) if use else (False, 0, 0)
+
+    monkeypatch.setattr(dl85_module.Problem, "pair_plan",
+                        plan_none if plan.startswith("no") else plan_last)
+    configs = [("dl85", {}), ("cadl85", {"rule": "discrepancy", "relax": "luby"}),
+               ("cadl85", {"rule": "purity", "relax": "monotonic", "rule_last_level": True})]
+    levels = []
+    for seed in range(N_CASES):
+        X, y, w, K = _random_case(seed)
+        for depth in range(5):
+            expected = _expected(seed, depth) if depth < 4 else _exhaustive(X, y, w, K, 4)
+            for algorithm, params in configs:
+                result = train(_dataset(X, y, w, K), algorithm, {"depth": depth, **params})
+                _check(result, X, y, w, expected, depth, (seed, depth, algorithm))
+                levels.append(result.stats["pair_count_levels"])
+    assert set(levels) == ({0} if plan.startswith("no") else {0, 1})
+
+
+def test_minimum_support_against_brute_force():
+    rng = np.random.default_rng(11)
+    for trial in range(24):
+        n, F, K = int(rng.integers(20, 70)), int(rng.integers(3, 8)), int(rng.integers(2, 4))
+        X = (rng.random((n, F)) < 0.5).astype(np.uint8)
+        y = ((X[:, 0] & X[:, 1]) | X[:, 2]).astype(np.int64) % K
+        noisy = rng.random(n) < 0.25
+        y[noisy] = rng.integers(0, K, noisy.sum())
+        w = rng.integers(1, 4, n).astype(float) if trial % 2 else np.ones(n)
+        support = (2, 3, 5, 8)[trial % 4]
+        depth = 2 + trial % 3
+        expected = _exhaustive(X, y, w, K, depth, support)
+        for algorithm, params in CONFIGS[::4]:
+            result = train(_dataset(X, y, w, K), algorithm,
+                           {"depth": depth, "min_support": support, **params})
+            assert result.optimal and result.train_error == expected, (trial, algorithm)
+            tree = result.tree
+            assert tree.value[tree.feature < 0].sum(axis=1).min() >= support, trial
+
+
+# ------------------------------------------------------------------ pystreed
+def _streed_error(data, depth):
+    """pystreed's proven optimal misclassification count (accuracy, leaves >= 1 row)."""
+    streed = pytest.importorskip("pystreed")
+    X = data.X.astype(np.int64)
+    clf = streed.STreeDClassifier(max_depth=depth, min_leaf_node_size=1, time_limit=60)
+    clf.fit(X, data.y)
+    assert clf.fit_result.is_optimal()
+    return float((clf.predict(X) != data.y).sum())
+
+
+STREED_CASES = ["zoo-1", "hepatitis", "lymph", "vote", "tic-tac-toe", "primary-tumor",
+                "soybean", "heart-cleveland", "anneal", "yeast"]
+
+
+@pytest.mark.parametrize("name", STREED_CASES)
+def test_same_optimum_as_pystreed_on_cp4im(name):
+    data = _cp4im(name)
+    for depth in (2, 3, 4):
+        expected = _streed_error(data, depth)
+        for algorithm, params in (("dl85", {}), ("cadl85", {}),
+                                  ("cadl85", {"rule": "topk_star", "relax": "exponential"})):
+            result = train(data, algorithm, {"depth": depth, **params}, time_limit=60)
+            assert result.optimal and result.train_error == expected, (depth, algorithm)
+
+
+@pytest.mark.parametrize("relative", ["inferdt/iris.csv", "inferdt/wine.csv",
+                                      "inferdt/balance-scale.csv", "odd/car-evaluation.csv",
+                                      "odd/dermatology.csv"])
+def test_same_optimum_as_pystreed_on_multiclass_data(relative):
+    path = DATASETS / relative
+    if not path.exists():
+        pytest.skip("the shared datasets folder is absent")
+    data = prepare(read_table(path), PrepOptions(binarize="quantile:4"))
+    assert data.n_classes >= 3
+    for depth in (2, 3):
+        expected = _streed_error(data, depth)
+        for algorithm in ("dl85", "cadl85"):
+            result = train(data, algorithm, {"depth": depth}, time_limit=60)
+            assert result.optimal and result.train_error == expected, (depth, algorithm)
+
+
+# ------------------------------------------------------------------ the CA loop
+def test_luby_and_the_relaxations():
+    assert [luby(i) for i in range(1, 16)] == [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]
+    assert relax(RELAXATIONS["monotonic"], 3.0, 1.0, 2.0, 5) == 4.0
+    assert relax(RELAXATIONS["exponential"], 0.0, 1.0, 2.0, 1) == 1.0
+    assert relax(RELAXATIONS["exponential"], 3.0, 1.0, 2.0, 2) == 6.0
+    assert relax(RELAXATIONS["luby"], 3.0, 1.0, 2.0, 7) == 7.0
+
+
+def test_restarts_improve_the_incumbent_until_the_proof():
+    data = _cp4im("yeast")
+    exact = train(data, "dl85", {"depth": 4})
+    for relaxation in RELAXATIONS:
+        result = train(data, "cadl85", {"depth": 4, "rule": "discrepancy",
+                                        "relax": relaxation}, time_limit=60)
+        assert result.optimal and result.train_error == exact.train_error == 366
+        assert result.stats["restarts"] > 2 and result.stats["pruned_by_rule"] > 0
+        errors = [e for _, e, _ in result.incumbents]
+        assert len(errors) >= 3 and all(a > b for a, b in itertools.pairwise(errors))
+    monotonic = train(data, "cadl85", {"depth": 4, "rule": "topk", "relax": "monotonic"})
+    exponential = train(data, "cadl85", {"depth": 4, "rule": "topk",
+                                         "relax": "exponential"})
+    assert monotonic.stats["restarts"] > exponential.stats["restarts"]
+
+
+def test_the_first_restart_of_top_k_one_is_the_greedy_path():
+    """k = 1 expands only the first feature of each branch; the first incumbent after
+    the root leaf is that restart's tree, worse than the optimum here."""
+    data = _cp4im("anneal")
+    result = train(data, "cadl85", {"depth": 4, "rule": "topk", "k": 1}, time_limit=60)
+    assert result.optimal and result.stats["restarts"] > 1
+    assert result.incumbents[1][1] > result.train_error
+
+
+# ------------------------------------------------------------------ anytime, monitor
+@pytest.fixture(scope="module")
+def splice():
+    return _cp4im("splice-1")
+
+
+@pytest.mark.parametrize("algorithm,params", [("dl85", {}), ("cadl85", {}),
+                                              ("cadl85", {"rule": "topk_star"})])
+def test_time_limit_returns_promptly_with_a_valid_incumbent(splice, algorithm, params):
+    streamed = []
+    monitor = Monitor(0.3, on_incumbent=lambda tree, t, e, lb: streamed.append((tree, e, lb)))
+    start = time.monotonic()
+    result = train(splice, algorithm, {"depth": 6, **params}, monitor=monitor)
+    assert time.monotonic() - start < 0.3 + 0.2
+    assert result.status == Status.TIME_LIMIT and not result.optimal
+    assert result.tree.depth <= 6
+    assert result.tree.error(splice.X, splice.y, splice.w) == result.train_error
+    assert result.lower_bound <= result.train_error
+    errors = [e for _, e, _ in result.incumbents]
+    assert len(errors) >= 2 and all(a > b for a, b in itertools.pairwise(errors))
+    assert errors[-1] == result.train_error < errors[0]
+    assert streamed and streamed[-1][1] == result.train_error
+    for tree, error, lower_bound in streamed:
+        assert tree.error(splice.X, splice.y, splice.w) == error
+        assert lower_bound <= error
+
+
+@pytest.mark.parametrize("algorithm", ["dl85", "cadl85"])
+def test_cancel_from_another_thread_is_prompt(splice, algorithm):
+    monitor = Monitor()
+    timer = threading.Timer(0.3, monitor.cancel)
+    start = time.monotonic()
+    timer.start()
+    result = train(splice, algorithm, {"depth": 7, "rule": "gain"} if algorithm == "cadl85"
+                   else {"depth": 7}, monitor=monitor)
+    assert time.monotonic() - start < 0.3 + 0.2
+    assert result.status == Status.CANCELLED and not result.optimal
+    assert result.tree.error(splice.X, splice.y, splice.w) == result.train_error
+
+
+def test_the_kernel_releases_the_gil(splice):
+    """Python keeps running in this thread while the kernel searches in another."""
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (train(splice, "dl85", {"depth": 8},
+                                                    time_limit=0.8), done.set()))
+    worker.start()
+    time.sleep(0.1)
+    longest, last, count = 0.0, time.perf_counter(), 0
+    while not done.is_set() and count < 10 ** 8:
+        now = time.perf_counter()
+        longest, last, count = max(longest, now - last), now, count + 1
+    worker.join()
+    assert count > 100_000 and longest < 0.1, (count, longest)
+
+
+def test_without_anytime_trees_only_complete_root_trees_are_published(splice):
+    """dl85 then publishes the root leaf and, within 0.5 s on splice at depth 6, no
+    complete tree at the root but the stop-now tree at the end; cadl85 publishes the
+    root's improvements of each restart."""
+    result = train(splice, "dl85", {"depth": 6, "anytime_trees": False}, time_limit=0.5)
+    live = train(splice, "dl85", {"depth": 6}, time_limit=0.5)
+    assert len(live.incumbents) > 2
+    assert result.incumbents[0][1] == live.incumbents[0][1]     # the root leaf
+    assert len(result.incumbents) == 2 and result.incumbents[1][0] >= 0.45
+    assert result.tree.error(splice.X, splice.y, splice.w) == result.train_error
+    ca = train(splice, "cadl85", {"depth": 6, "anytime_trees": False}, time_limit=0.5)
+    errors = [e for _, e, _ in ca.incumbents]
+    assert len(errors) >= 3 and all(a > b for a, b in itertools.pairwise(errors))
+
+
+def test_stops_with_a_proof_at_the_unavoidable_error():
+    """hypothyroid has 17 rows contradicting identical rows of the other class: at depth
+    10 a tree erring only on them exists, and finding it ends the search."""
+    data = _cp4im("hypothyroid")
+    for algorithm in ("dl85", "cadl85"):
+        result = train(data, algorithm, {"depth": 10}, time_limit=20)
+        assert result.optimal and result.train_error == 17, algorithm
+        assert result.stats["unavoidable_error"] == 17 and result.time_s < 5
+
+
+# ------------------------------------------------------------------ memory
+def test_a_small_cache_evicts_and_still_proves_the_optimum():
+    data = _cp4im("yeast")
+    roomy = train(data, "dl85", {"depth": 5}, time_limit=60)
+    small = train(data, "dl85", {"depth": 5, "cache_mb": 16}, time_limit=60)
+    assert roomy.optimal and roomy.stats["evicted_entries"] == 0
+    assert small.optimal and small.stats["evicted_entries"] > 0
+    assert small.train_error == roomy.train_error == 313
+    ca = train(data, "cadl85", {"depth": 5, "cache_mb": 16, "rule": "topk_star",
+                                "relax": "exponential"}, time_limit=60)
+    assert ca.optimal and ca.train_error == 313
+
+
+def test_cache_table_stores_finds_and_evicts_least_recently_used():
+    keys, vals, ints, slots, meta = cache_new(64)
+    R, RC, rfree, rmeta = records_new(16)
+    stack = np.zeros(16, dtype=np.int64)
+    Z = zobrist_table(40)
+    for j in range(40):
+        cache_store(keys, vals, ints, slots, meta, Z[2 * j, 0], Z[2 * j, 1], float(j), 0.0,
+                    np.inf, 0.0, LEAF, 3, 1, R, RC, rfree, rmeta, stack)
+    assert meta[M_COUNT] == 40
+    assert cache_find(keys, slots, Z[2 * 7, 0], Z[2 * 7, 1]) == 7
+    assert cache_find(keys, slots, Z[1, 0], Z[1, 1]) == -1
+    assert cache_evict(keys, vals, ints, slots, meta, R, RC, rfree, rmeta, stack) == 20
+    for j in range(40):
+        e = cache_find(keys, slots, Z[2 * j, 0], Z[2 * j, 1])
+        assert (e >= 0) == (j >= 20) and (e < 0 or vals[e, 0] == j)
+
+
+# ------------------------------------------------------------------ weights, data
+def test_merged_duplicates_and_scaled_weights_give_the_same_optimum():
+    data = _cp4im("primary-tumor")
+    merged = merge_duplicates(data)
+    assert merged.n_rows < data.n_rows and merged.w.max() > 1
+    scaled = _dataset(data.X, data.y, data.w * 2.5, data.n_classes)
+    for algorithm in ("dl85", "cadl85"):
+        for min_support in (1, 4):
+            params = {"depth": 3, "min_support": min_support}
+            a = train(data, algorithm, params)
+            b = train(merged, algorithm, params)
+            assert a.optimal and b.optimal and a.train_error == b.train_error
+            assert b.tree.error(data.X, data.y, data.w) == a.train_error
+        c = train(scaled, algorithm, {"depth": 3})
+        assert c.optimal and c.train_error == pytest.approx(2.5 * a.train_error)
+
+
+def test_orderings_change_the_path_not_the_optimum():
+    data = _cp4im("lymph")
+    results = [train(data, "dl85", {"depth": 4, "ordering": o}) for o in ORDERINGS]
+    assert all(r.optimal for r in results)
+    assert len({r.train_error for r in results}) == 1
+    assert len({r.stats["branches"] for r in results}) > 1
+
+
+def test_tree_uses_the_original_columns_on_the_bundled_sample():
+    data = prepare(read_table(SAMPLES / "loans.csv"), PrepOptions(binarize="quantile:10"))
+    result = train(data, "dl85", {"depth": 3})
+    assert result.optimal and result.stats["features_flipped"] > 0
+    tree = result.tree
+    assert tree.features is data.features
+    assert (tree.threshold[tree.feature >= 0] == 0.5).all()
+    frame = read_table(SAMPLES / "loans.csv").frame
+    assert np.array_equal(tree.predict_frame(frame), tree.predict(data.X))
+    assert tree.value[0].sum() == data.n_rows == tree.value[tree.feature < 0].sum()
+    # the blossom solver agrees on the optimum
+    assert train(data, "blossom", {"depth": 3}).train_error == result.train_error
+
+
+def test_redundant_and_flipped_features_are_mapped_back():
+    rng = np.random.default_rng(3)
+    base = (rng.random((80, 4)) < 0.5).astype(np.uint8)
+    base[:, 3] = rng.random(80) < 0.9                    # mostly 1: flipped inside
+    y = (base[:, 1] & base[:, 2]) | (base[:, 3] & ~base[:, 1] & 1)
+    # columns: constant, base0, not base1, base1, base2, base2 again, base3
+    X = np.column_stack([np.ones(80, np.uint8), base[:, 0], 1 - base[:, 1], base[:, 1],
+                         base[:, 2], base[:, 2], base[:, 3]])
+    for algorithm in ("dl85", "cadl85"):
+        result = train(_dataset(X, y, np.ones(80), 2), algorithm, {"depth": 2})
+        assert result.stats["features_used"] == 4 and result.stats["features_flipped"] >= 1
+        assert result.optimal and result.train_error == 0
+        used = set(result.tree.feature[result.tree.feature >= 0].tolist())
+        assert used <= {1, 2, 4, 6}
+        assert np.array_equal(result.tree.predict(X), y)
+
+
+@pytest.mark.parametrize("algorithm", ["dl85", "cadl85"])
+def test_tiny_and_degenerate_data(algorithm):
+    cases = [
+        ([[1, 0]], [1], [1.0], 2),                          # one row
+        ([[0, 1], [0, 1], [0, 1]], [0, 1, 1], [1, 1, 1], 2),  # identical inputs
+        ([[1], [1], [0]], [2, 2, 0], [1, 1, 1], 3),         # a class never seen
+        ([[0, 1], [1, 0]], [0, 1], [0.0, 0.0], 2),          # no weight at all
+        ([[1, 1], [1, 1]], [0, 1], [2.0, 1.0], 2),          # constant features only
+    ]
+    for X, y, w, K in cases:
+        X, y, w = np.array(X), np.array(y), np.array(w)
+        for depth in (0, 1, 2, 5):
+            result = train(_dataset(X, y, w, K), algorithm, {"depth": depth})
+            assert result.optimal, (X.tolist(), depth)
+            assert result.train_error == _exhaustive(X, y, w, K, depth)
+            assert result.tree.error(X, y, w) == result.train_error
+
+
+def test_warm_up_trains_both_on_the_tiny_table():
+    report = warm_up(["dl85", "cadl85"])
+    assert report.errors == {} and set(report.timings) == {"dl85", "cadl85"}
+
+
+def test_registered_with_their_parameters():
+    for name in ("dl85", "cadl85"):
+        solver = get_solver(name)
+        assert solver.needs == "binary" and solver.proves_optimality
+        assert "\n" not in solver.summary
+    assert get_solver("dl85").resolve({"depth": "4", "ordering": "gini"}) == {
+        "depth": 4, "min_support": 1, "ordering": "gini", "anytime_trees": True,
+        "cache_mb": 1024}
+    ca = get_solver("cadl85").resolve({"rule": "topk_star", "relax": "luby", "k": "3"})
+    assert ca["rule"] == "topk_star" and ca["relax"] == "luby" and ca["k"] == 3
+    assert ca["step"] == 1.0 and ca["factor"] == 2.0 and ca["max_discrepancy"] == 0
