@@ -1,6 +1,5 @@
 """Tests for reading delimited text files as analysts really write them."""
 
-import time
 from pathlib import Path
 
 import pytest
@@ -384,14 +383,14 @@ def test_runaway_quote_is_reported():
 # Speed
 
 
-def test_reads_20000_rows_of_30_numeric_columns_quickly(tmp_path):
+def test_reads_20000_rows_of_30_numeric_columns(tmp_path):
+    # Speed is measured in benchmarks, not asserted here (CI machines vary).
     header = ",".join(f"f{column}" for column in range(30))
     row = ",".join(f"{column}.{column * 7 % 10}" for column in range(30))
     path = write(tmp_path, header + "\n" + (row + "\n") * 20_000)
-    start = time.perf_counter()
     table = read_table(path)
-    assert time.perf_counter() - start < 1.0
     assert table.frame.shape == (20_000, 30)
+    assert table.frame.iloc[-1, 3] == "3.1"
 
 
 # The shared benchmark datasets

@@ -6,7 +6,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import subprocess  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 import xml.etree.ElementTree as ET  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -127,16 +126,13 @@ def test_single_leaf_tree(qapp):
     assert len(node_items(scene)) == 1 and "no" in scene.texts()
 
 
-def test_depth_ten_tree_builds_fast(qapp, tmp_path):
+def test_depth_ten_tree_builds_and_renders(qapp, tmp_path):
+    # Speed is measured in benchmarks/gui_latency.py, not asserted here.
     tree = full_tree(10)
     assert tree.n_nodes == 2047
-    start = time.perf_counter()
     scene = TreeScene(tree)
-    assert time.perf_counter() - start < 1.0
     assert len(node_items(scene)) == 2047
-    start = time.perf_counter()
     save_tree_image(tree, tmp_path / "big.png")
-    assert time.perf_counter() - start < 5.0
     image = QImage(str(tmp_path / "big.png"))
     assert not image.isNull() and max(image.width(), image.height()) <= 16000
 
