@@ -153,7 +153,7 @@ def main() -> None:
     else:
         sets = args.sets.split(",") if args.sets else sorted(
             p.stem for p in CP4IM.iterdir() if p.suffix == ".txt")
-        report = warm_up()
+        report = warm_up(sorted({algorithms()[label][0] for label in names}))
         with open("/proc/loadavg") as f:
             load_avg = " ".join(f.read().split()[:3])
         print(f"{time.strftime('%Y-%m-%d %H:%M')}; load average {load_avg}; JIT "

@@ -1,54 +1,27 @@
 """The `blossom` solver: optimal against an exhaustive search and against pystreed,
 anytime behaviour through the Monitor, weights, multi-class data and memory."""
 
-import itertools
 import os
-import threading
-import time
 
 import numpy as np
 import pytest
-from conftest import DATASETS, SAMPLES
+from conftest import SAMPLES
+from optimal_trees import (
+    cancelled_from_another_thread,
+    cp4im,
+    dataset_from_arrays,
+    enumerated,
+    exhaustive,
+    random_binary_case,
+    shared_dataset,
+    stopped_by_time_limit,
+)
 
 from engine.data.csv_reader import read_table
-from engine.data.dataset import (
-    Dataset,
-    PrepOptions,
-    PrepReport,
-    merge_duplicates,
-    prepare,
-)
-from engine.data.features import EQ, Feature
-from engine.data.preprocessing import Preprocessing
+from engine.data.dataset import PrepOptions, merge_duplicates, prepare
 from engine.solvers import default_solver_name, get_solver
-from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
 from engine.training import train
-
-CP4IM = DATASETS / "cp4im"
-
-
-def _cp4im(name):
-    path = CP4IM / f"{name}.txt"
-    if not path.exists():
-        pytest.skip("the shared datasets folder is absent")
-    return prepare(read_table(path), PrepOptions(target="first"))
-
-
-def _shared(relative, binarize):
-    path = DATASETS / relative
-    if not path.exists():
-        pytest.skip("the shared datasets folder is absent")
-    return prepare(read_table(path), PrepOptions(binarize=binarize))
-
-
-def _dataset(X, y, w, n_classes):
-    """A Dataset straight from arrays (binary features f0, f1, ...)."""
-    X = np.asarray(X, dtype=np.uint8)
-    features = [Feature(f"f{j}", EQ, "1") for j in range(X.shape[1])]
-    prep = Preprocessing("class", [f"c{k}" for k in range(n_classes)], [], features)
-    return Dataset(X, np.asarray(y, dtype=np.int64), np.asarray(w, dtype=np.float64), prep,
-                   PrepReport())
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -56,81 +29,17 @@ def compiled():
     """Compile (or load) both kernel specialisations before any clock starts."""
     X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]])
     for w in ([1, 2, 1, 1], [0.5, 1.5, 1, 1]):
-        train(_dataset(X, [0, 1, 1, 0], w, 2), "blossom", {"depth": 2})
+        train(dataset_from_arrays(X, [0, 1, 1, 0], w, 2), "blossom", {"depth": 2})
 
 
 # ------------------------------------------------------------------ exhaustive search
-def _exhaustive(X, y, w, n_classes, depth):
-    """Least error of any tree of depth <= `depth`: a leaf (its best class) or, for every
-    feature that splits the rows, the best subtrees of both sides; no bound, no pruning,
-    memoised on the set of rows."""
-    memo = {}
-
-    def best(rows, d):
-        key = (rows.tobytes(), d)
-        if key not in memo:
-            weights = np.bincount(y[rows], weights=w[rows], minlength=n_classes)
-            value = weights.sum() - weights.max()
-            if d > 0:
-                for f in range(X.shape[1]):
-                    right = X[rows, f] == 1
-                    if right.any() and not right.all():
-                        value = min(value, best(rows[~right], d - 1) + best(rows[right], d - 1))
-            memo[key] = value
-        return memo[key]
-
-    return best(np.arange(len(y)), depth)
-
-
-def _all_trees(n_features, depth):
-    """Every tree of depth <= depth as nested tuples (None = leaf)."""
-    if depth == 0:
-        return [None]
-    smaller = _all_trees(n_features, depth - 1)
-    return [None] + [(f, a, b) for f in range(n_features) for a in smaller for b in smaller]
-
-
-def _enumerated(X, y, w, n_classes, depth):
-    """Least error over the explicit list of every tree (small cases only)."""
-    def error(tree, rows):
-        if tree is None:
-            weights = np.bincount(y[rows], weights=w[rows], minlength=n_classes)
-            return weights.sum() - weights.max()
-        f, left, right = tree
-        return error(left, rows[X[rows, f] == 0]) + error(right, rows[X[rows, f] == 1])
-
-    rows = np.arange(len(y))
-    return min(error(tree, rows) for tree in _all_trees(X.shape[1], depth))
-
-
-def _random_case(seed):
-    rng = np.random.default_rng(seed)
-    n, F, K = int(rng.integers(1, 41)), int(rng.integers(1, 7)), int(rng.integers(2, 4))
-    X = (rng.random((n, F)) < rng.uniform(0.2, 0.8)).astype(np.uint8)
-    if F > 1 and rng.random() < 0.3:       # an equal or complementary feature
-        X[:, -1] = X[:, 0] if rng.random() < 0.5 else 1 - X[:, 0]
-    if rng.random() < 0.3:                  # duplicated rows
-        X = X[rng.integers(0, n, n)]
-    y = rng.integers(0, K, n)
-    kind = rng.random()
-    if kind < 0.3:
-        w = rng.integers(1, 5, n).astype(float)
-    elif kind < 0.4:
-        w = rng.integers(0, 3, n).astype(float)  # some rows weigh nothing
-    elif kind < 0.5:
-        w = rng.random(n) * 3                    # fractional weights
-    else:
-        w = np.ones(n)
-    return X, y, w, K
-
-
 def test_the_exhaustive_search_is_what_enumerating_every_tree_gives():
     for seed in range(40):
-        X, y, w, K = _random_case(seed)
+        X, y, w, K = random_binary_case(seed)
         X = X[:, :3]
         for depth in (0, 1, 2):
-            assert _exhaustive(X, y, w, K, depth) == pytest.approx(
-                _enumerated(X, y, w, K, depth)), seed
+            assert exhaustive(X, y, w, K, depth) == pytest.approx(
+                enumerated(X, y, w, K, depth)), seed
 
 
 def _offset(X, y, w, n_classes):
@@ -146,10 +55,10 @@ def _offset(X, y, w, n_classes):
 def test_optimal_error_equals_exhaustive_search():
     cases = 0
     for seed in range(130):
-        X, y, w, K = _random_case(seed)
+        X, y, w, K = random_binary_case(seed)
         for depth in range(4):
-            expected = _exhaustive(X, y, w, K, depth)
-            data = _dataset(X, y, w, K)
+            expected = exhaustive(X, y, w, K, depth)
+            data = dataset_from_arrays(X, y, w, K)
             preprocess = seed % 2 == 0
             result = train(data, "blossom", {"depth": depth, "preprocess": preprocess})
             where = (seed, depth)
@@ -177,9 +86,9 @@ def test_bound_and_preprocessing_options_keep_the_optimum():
         noisy = rng.random(n) < 0.2
         y[noisy] = rng.integers(0, K, noisy.sum())
         w = rng.integers(1, 4, n).astype(float)
-        expected = _exhaustive(X, y, w, K, 4)
+        expected = exhaustive(X, y, w, K, 4)
         for params in ({}, {"lower_bound": False}, {"preprocess": False}):
-            result = train(_dataset(X, y, w, K), "blossom", {"depth": 4, **params})
+            result = train(dataset_from_arrays(X, y, w, K), "blossom", {"depth": 4, **params})
             assert result.optimal and result.train_error == expected, (trial, params)
 
 
@@ -205,8 +114,8 @@ def _streed_error(data, depth):
 
 
 @pytest.mark.parametrize("name,depths", STREED_CASES, ids=[c[0] for c in STREED_CASES])
-def test_same_optimum_as_pystreed_on_cp4im(name, depths):
-    data = _cp4im(name)
+def test_same_optimum_as_pystreed_oncp4im(name, depths):
+    data = cp4im(name)
     for depth in depths:
         expected = _streed_error(data, depth)
         result = train(data, "blossom", {"depth": depth}, time_limit=60)
@@ -218,7 +127,7 @@ def test_same_optimum_as_pystreed_on_cp4im(name, depths):
                                       "inferdt/balance-scale.csv", "odd/car-evaluation.csv",
                                       "odd/dermatology.csv"])
 def test_same_optimum_as_pystreed_on_multiclass_data(relative):
-    data = _shared(relative, "quantile:4")
+    data = shared_dataset(relative, binarize="quantile:4")
     assert data.n_classes >= 3
     for depth in (2, 3):
         expected = _streed_error(data, depth)
@@ -227,7 +136,7 @@ def test_same_optimum_as_pystreed_on_multiclass_data(relative):
 
 
 def test_lower_bound_prunes_and_agrees():
-    data = _cp4im("lymph")
+    data = cp4im("lymph")
     with_bound = train(data, "blossom", {"depth": 4})
     without = train(data, "blossom", {"depth": 4, "lower_bound": False})
     assert with_bound.stats["pruned_by_bound"] > 0 and without.stats["pruned_by_bound"] == 0
@@ -238,48 +147,24 @@ def test_lower_bound_prunes_and_agrees():
 # ------------------------------------------------------------------ anytime, monitor
 @pytest.fixture(scope="module")
 def splice():
-    return _cp4im("splice-1")
+    return cp4im("splice-1")
 
 
 def test_time_limit_returns_promptly_with_a_valid_incumbent(splice):
-    streamed = []
-    monitor = Monitor(0.3, on_incumbent=lambda tree, t, e, lb: streamed.append((tree, e, lb)))
-    start = time.monotonic()
-    result = train(splice, "blossom", {"depth": 8}, monitor=monitor)
-    took = time.monotonic() - start
-    assert took < 0.3 + 0.2
-    assert result.status == Status.TIME_LIMIT and not result.optimal
-    assert result.tree.depth <= 8
-    assert result.tree.error(splice.X, splice.y, splice.w) == result.train_error
-    assert result.lower_bound <= result.train_error
-    errors = [e for _, e, _ in result.incumbents]
-    assert len(errors) >= 2 and all(a > b for a, b in itertools.pairwise(errors))
-    assert errors[-1] == result.train_error
+    result = stopped_by_time_limit(splice, "blossom", {"depth": 8}, 0.3)
     # the first incumbent is the first complete dive (greedy quality, found at once)
     assert result.incumbents[0][0] < 0.3
-    assert errors[0] == result.stats["first_tree_error"]
-    # every tree streamed to the live view is complete and has the error it claims
-    assert streamed and streamed[-1][1] == result.train_error
-    for tree, error, lower_bound in streamed:
-        assert tree.error(splice.X, splice.y, splice.w) == error
-        assert lower_bound <= error
+    assert result.incumbents[0][1] == result.stats["first_tree_error"]
 
 
 def test_cancel_from_another_thread_is_prompt(splice):
-    monitor = Monitor()
-    timer = threading.Timer(0.3, monitor.cancel)
-    start = time.monotonic()
-    timer.start()
-    result = train(splice, "blossom", {"depth": 8}, monitor=monitor)
-    assert time.monotonic() - start < 0.3 + 0.2
-    assert result.status == Status.CANCELLED and not result.optimal
-    assert result.tree.error(splice.X, splice.y, splice.w) == result.train_error
+    cancelled_from_another_thread(splice, "blossom", {"depth": 8}, 0.3)
 
 
 def test_stops_with_a_proof_when_only_contradicting_rows_are_misclassified():
     """hypothyroid has 17 rows that contradict identical rows of the other class; at depth
     10 a tree erring only on them exists, which ends the search (no exhaustion needed)."""
-    data = _cp4im("hypothyroid")
+    data = cp4im("hypothyroid")
     result = train(data, "blossom", {"depth": 10}, time_limit=20)
     assert result.optimal and result.status == Status.OPTIMAL
     assert result.train_error == result.stats["unavoidable_error"] == 17
@@ -294,7 +179,7 @@ def _rss():
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc")
 def test_depth_10_on_the_largest_set_in_bounded_memory(splice):
-    pendigits = _cp4im("pendigits")
+    pendigits = cp4im("pendigits")
     runs = []
     for _ in range(3):
         for data, limit in ((pendigits, 1.0), (splice, 0.4)):
@@ -312,9 +197,9 @@ def test_depth_10_on_the_largest_set_in_bounded_memory(splice):
                                                 "quantile:4")])
 def test_merged_duplicates_give_the_same_optimum(relative, binarize):
     if binarize is None:
-        data = _cp4im("primary-tumor")
+        data = cp4im("primary-tumor")
     else:
-        data = _shared(relative, binarize)
+        data = shared_dataset(relative, binarize=binarize)
     merged = merge_duplicates(data)
     assert merged.n_rows < data.n_rows and merged.w.max() > 1
     for preprocess in (True, False):
@@ -327,9 +212,9 @@ def test_merged_duplicates_give_the_same_optimum(relative, binarize):
 
 
 def test_scaled_weights_scale_the_error():
-    data = _cp4im("primary-tumor")
+    data = cp4im("primary-tumor")
     base = train(data, "blossom", {"depth": 3})
-    scaled = _dataset(data.X, data.y, data.w * 2.5, data.n_classes)
+    scaled = dataset_from_arrays(data.X, data.y, data.w * 2.5, data.n_classes)
     result = train(scaled, "blossom", {"depth": 3})
     assert result.optimal and result.train_error == pytest.approx(2.5 * base.train_error)
 
@@ -369,7 +254,7 @@ def test_redundant_features_are_dropped_and_mapped_back():
     # columns: constant, base0, not base1, base1, base2, base2 again, base3
     X = np.column_stack([np.ones(80, np.uint8), base[:, 0], 1 - base[:, 1], base[:, 1],
                          base[:, 2], base[:, 2], base[:, 3]])
-    data = _dataset(X, y, np.ones(80), 2)
+    data = dataset_from_arrays(X, y, np.ones(80), 2)
     result = train(data, "blossom", {"depth": 2})
     assert result.stats["features_used"] == 4
     assert result.optimal and result.train_error == 0

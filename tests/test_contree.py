@@ -2,111 +2,40 @@
 same optimum as `blossom` on 0/1 data and as pycontree on numeric data, max_gap, anytime
 behaviour through the Monitor, memory, weights and the protocol."""
 
-import itertools
-import threading
-import time
-
 import numpy as np
 import pytest
-from conftest import DATASETS, SAMPLES
+from conftest import SAMPLES
+from optimal_trees import (
+    cancelled_from_another_thread,
+    dataset_from_arrays,
+    enumerated,
+    exhaustive,
+    random_weights,
+    shared_dataset,
+    stopped_by_time_limit,
+)
 
 from engine.data.csv_reader import read_table
-from engine.data.dataset import Dataset, PrepOptions, PrepReport, merge_duplicates, prepare
-from engine.data.features import EQ, NUM, Feature
-from engine.data.preprocessing import Preprocessing
+from engine.data.dataset import merge_duplicates, prepare
 from engine.solvers import contree as contree_module
 from engine.solvers import get_solver
-from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
 from engine.training import train
 from engine.warmup import tiny_dataset
 
 
-def _dataset(X, y, w, n_classes):
-    """A Dataset straight from arrays (numeric features x0, x1, ...)."""
-    X = np.asarray(X, dtype=np.float64)
-    features = [Feature(f"x{j}", NUM) for j in range(X.shape[1])]
-    prep = Preprocessing("class", [f"c{k}" for k in range(n_classes)], [], features)
-    return Dataset(X, np.asarray(y, dtype=np.int64), np.asarray(w, dtype=np.float64), prep,
-                   PrepReport())
-
-
-def _binary_dataset(X, y, w, n_classes):
-    """A Dataset of 0/1 features f0, f1, ... (what binarisation produces)."""
-    X = np.asarray(X, dtype=np.uint8)
-    features = [Feature(f"f{j}", EQ, "1") for j in range(X.shape[1])]
-    prep = Preprocessing("class", [f"c{k}" for k in range(n_classes)], [], features)
-    return Dataset(X, np.asarray(y, dtype=np.int64), np.asarray(w, dtype=np.float64), prep,
-                   PrepReport())
-
-
-def _shared(folder, name):
-    path = DATASETS / folder / f"{name}.txt"
-    if not path.exists():
-        pytest.skip("the shared datasets folder is absent")
-    return prepare(read_table(path), PrepOptions(target="first"))
+def numeric_dataset(X, y, w, n_classes):
+    return dataset_from_arrays(X, y, w, n_classes, binary=False)
 
 
 @pytest.fixture(scope="module", autouse=True)
 def compiled():
     """Compile (or load) the kernel before any clock starts."""
     X = np.array([[0.0, 1.5], [1.0, 0.5], [2.0, 2.5], [3.0, 0.5], [1.0, 1.0]])
-    train(_dataset(X, [0, 1, 1, 0, 2], [1, 2, 1, 1, 0.5], 3), "contree", {"depth": 3})
+    train(numeric_dataset(X, [0, 1, 1, 0, 2], [1, 2, 1, 1, 0.5], 3), "contree", {"depth": 3})
 
 
 # ------------------------------------------------------------------ exhaustive search
-def _thresholds(values):
-    """Mid-points between consecutive distinct values."""
-    u = np.unique(values)
-    return (u[:-1] + u[1:]) / 2
-
-
-def _exhaustive(X, y, w, n_classes, depth):
-    """Least error of any tree of depth <= `depth` whose tests are `x_f <= t` with t any
-    mid-point between consecutive distinct values of the rows at the node: a leaf, or
-    for every feature and threshold the best subtrees of both sides; no bound, no
-    pruning, memoised on the set of rows."""
-    memo = {}
-
-    def best(rows, d):
-        key = (rows.tobytes(), d)
-        if key not in memo:
-            weights = np.bincount(y[rows], weights=w[rows], minlength=n_classes)
-            value = weights.sum() - weights.max()
-            if d > 0:
-                for f in range(X.shape[1]):
-                    for t in _thresholds(X[rows, f]):
-                        left = X[rows, f] <= t
-                        value = min(value, best(rows[left], d - 1) + best(rows[~left], d - 1))
-            memo[key] = value
-        return memo[key]
-
-    return best(np.arange(len(y)), depth)
-
-
-def _all_trees(X, depth):
-    """Every tree of depth <= depth with thresholds at the mid-points of all of X's values
-    (nested tuples, None = leaf)."""
-    if depth == 0:
-        return [None]
-    smaller = _all_trees(X, depth - 1)
-    return [None] + [(f, t, a, b) for f in range(X.shape[1]) for t in _thresholds(X[:, f])
-                     for a in smaller for b in smaller]
-
-
-def _enumerated(X, y, w, n_classes, depth):
-    def error(tree, rows):
-        if tree is None:
-            weights = np.bincount(y[rows], weights=w[rows], minlength=n_classes)
-            return weights.sum() - weights.max()
-        f, t, left, right = tree
-        go = X[rows, f] <= t
-        return error(left, rows[go]) + error(right, rows[~go])
-
-    rows = np.arange(len(y))
-    return min(error(tree, rows) for tree in _all_trees(X, depth))
-
-
 def _random_case(seed, max_rows=16):
     """Tiny numeric data: few distinct values (ties), 2-4 classes, various weights."""
     rng = np.random.default_rng(seed)
@@ -118,16 +47,7 @@ def _random_case(seed, max_rows=16):
     if rng.random() < 0.3:                      # duplicated rows
         X = X[rng.integers(0, n, n)]
     y = rng.integers(0, K, n)
-    kind = rng.random()
-    if kind < 0.35:
-        w = rng.integers(1, 5, n).astype(float)  # integer weights
-    elif kind < 0.45:
-        w = rng.integers(0, 3, n).astype(float)  # some rows weigh nothing
-    elif kind < 0.55:
-        w = rng.random(n) * 3                    # fractional weights
-    else:
-        w = np.ones(n)
-    return X, y, w, K
+    return X, y, random_weights(rng, n), K
 
 
 def test_the_exhaustive_search_is_what_enumerating_every_tree_gives():
@@ -135,8 +55,8 @@ def test_the_exhaustive_search_is_what_enumerating_every_tree_gives():
         X, y, w, K = _random_case(seed, max_rows=6)
         X = X[:, :2]
         for depth in (0, 1, 2):
-            assert _exhaustive(X, y, w, K, depth) == pytest.approx(
-                _enumerated(X, y, w, K, depth)), seed
+            assert exhaustive(X, y, w, K, depth) == pytest.approx(
+                enumerated(X, y, w, K, depth)), seed
 
 
 def _check_thresholds(tree, X):
@@ -162,8 +82,8 @@ def test_optimal_error_equals_exhaustive_search():
     for seed in range(130):
         X, y, w, K = _random_case(seed)
         for depth in range(4):
-            expected = _exhaustive(X, y, w, K, depth)
-            result = train(_dataset(X, y, w, K), "contree", {"depth": depth})
+            expected = exhaustive(X, y, w, K, depth)
+            result = train(numeric_dataset(X, y, w, K), "contree", {"depth": depth})
             where = (seed, depth)
             assert result.optimal and result.status == Status.OPTIMAL, where
             assert result.train_error == pytest.approx(expected, abs=1e-9), where
@@ -189,8 +109,8 @@ def test_deeper_random_cases_and_the_cache():
         X = rng.integers(0, 5, (n, F)).astype(float)
         y = rng.integers(0, K, n)
         w = rng.integers(1, 3, n).astype(float)
-        result = train(_dataset(X, y, w, K), "contree", {"depth": 4})
-        assert result.optimal and result.train_error == _exhaustive(X, y, w, K, 4), trial
+        result = train(numeric_dataset(X, y, w, K), "contree", {"depth": 4})
+        assert result.optimal and result.train_error == exhaustive(X, y, w, K, 4), trial
         hits += result.stats["cache_hits"] + result.stats["cache_reused"]
     assert hits > 0
 
@@ -205,7 +125,7 @@ def test_same_optimum_as_blossom_on_random_binary_data():
         noisy = rng.random(n) < 0.2
         y[noisy] = rng.integers(0, K, noisy.sum())
         w = rng.integers(1, 4, n).astype(float)
-        binary = _binary_dataset(X, y, w, K)
+        binary = dataset_from_arrays(X, y, w, K)
         for depth in (2, 3):
             expected = train(binary, "blossom", {"depth": depth})
             result = train(binary, "contree", {"depth": depth})
@@ -216,7 +136,7 @@ def test_same_optimum_as_blossom_on_random_binary_data():
 
 @pytest.mark.parametrize("name", ["zoo-1", "hepatitis", "lymph", "vote", "primary-tumor"])
 def test_same_optimum_as_blossom_on_cp4im(name):
-    data = _shared("cp4im", name)
+    data = shared_dataset(f"cp4im/{name}.txt", target="first")
     for depth in (2, 3):
         expected = train(data, "blossom", {"depth": depth}, time_limit=60)
         result = train(data, "contree", {"depth": depth}, time_limit=60)
@@ -245,7 +165,7 @@ def test_same_optimum_as_pycontree_on_random_numeric_data():
         y = (signal + (rng.random(n) < 0.3) * rng.integers(0, K, n)) % K
         if len(np.unique(y)) < 2:
             continue
-        data = _dataset(X, y, np.ones(n), K)
+        data = numeric_dataset(X, y, np.ones(n), K)
         for depth in (1, 2, 3):
             result = train(data, "contree", {"depth": depth})
             assert result.optimal
@@ -254,13 +174,33 @@ def test_same_optimum_as_pycontree_on_random_numeric_data():
     assert compared >= 100
 
 
+def test_same_optimum_as_pycontree_at_depth_four():
+    """Depth four goes through subproblems of depth three and the cache: bounds cached by a
+    search cut short by its upper bound must not be taken for optima later."""
+    rng = np.random.default_rng(3)
+    reused = 0
+    for trial in range(60):
+        n, F, K = int(rng.integers(30, 200)), int(rng.integers(2, 6)), int(rng.integers(2, 4))
+        X = rng.integers(0, int(rng.integers(3, 30)), (n, F)).astype(float) / 2
+        y = ((X[:, 0] > X[:, 0].mean()).astype(int)
+             + (rng.random(n) < 0.35) * rng.integers(0, K, n)) % K
+        if len(np.unique(y)) < 2:
+            continue
+        result = train(numeric_dataset(X, y, np.ones(n), K), "contree", {"depth": 4})
+        assert result.optimal
+        assert result.train_error == _pycontree_error(X, y, 4), trial
+        reused += result.stats["cache_hits"] + result.stats["cache_reused"]
+    assert reused > 0
+
+
 # ------------------------------------------------------------------ max_gap
 def test_max_gap_keeps_the_result_within_the_gap_of_the_optimum():
     for seed in range(40):
         X, y, w, K = _random_case(1000 + seed)
         for depth, gap in ((2, 1.0), (3, 2.0), (3, 0.25)):
-            optimum = _exhaustive(X, y, w, K, depth)
-            result = train(_dataset(X, y, w, K), "contree", {"depth": depth, "max_gap": gap})
+            optimum = exhaustive(X, y, w, K, depth)
+            result = train(numeric_dataset(X, y, w, K), "contree",
+                           {"depth": depth, "max_gap": gap})
             allowed = gap if gap >= 1 else gap * w.sum()
             assert result.stats["gap"] == pytest.approx(allowed)
             assert optimum - 1e-9 <= result.train_error <= optimum + allowed + 1e-9
@@ -273,7 +213,7 @@ def test_max_gap_keeps_the_result_within_the_gap_of_the_optimum():
 
 
 def test_max_gap_on_a_real_set_is_faster_and_honest():
-    data = _shared("contree", "bank")
+    data = shared_dataset("contree/bank.txt", target="first")
     exact = train(data, "contree", {"depth": 3})
     gapped = train(data, "contree", {"depth": 3, "max_gap": 0.01})
     G = 0.01 * data.n_rows
@@ -287,41 +227,18 @@ def test_max_gap_on_a_real_set_is_faster_and_honest():
 # ------------------------------------------------------------------ anytime, monitor
 @pytest.fixture(scope="module")
 def magic():
-    return _shared("contree", "magic")
+    return shared_dataset("contree/magic.txt", target="first")
 
 
 def test_time_limit_returns_promptly_with_a_valid_incumbent(magic):
-    streamed = []
-    monitor = Monitor(0.5, on_incumbent=lambda tree, t, e, lb: streamed.append((tree, e, lb)))
-    start = time.monotonic()
-    result = train(magic, "contree", {"depth": 4}, monitor=monitor)
-    took = time.monotonic() - start
-    assert took < 0.5 + 0.2
-    assert result.status == Status.TIME_LIMIT and not result.optimal
-    assert result.tree.depth <= 4
-    assert result.tree.error(magic.X, magic.y, magic.w) == result.train_error
-    assert result.lower_bound <= result.train_error
-    errors = [e for _, e, _ in result.incumbents]
-    assert len(errors) >= 2 and all(a > b for a, b in itertools.pairwise(errors))
-    assert errors[-1] == result.train_error
+    result = stopped_by_time_limit(magic, "contree", {"depth": 4}, 0.5)
     # the leaf first, then the greedy dive (best Gini splits, D2Split at depth two)
-    assert errors[0] == magic.n_rows - np.bincount(magic.y).max()
+    assert result.incumbents[0][1] == magic.n_rows - np.bincount(magic.y).max()
     assert result.incumbents[1][0] < 0.5
-    assert streamed and streamed[-1][1] == result.train_error
-    for tree, error, lower_bound in streamed:
-        assert tree.error(magic.X, magic.y, magic.w) == error
-        assert lower_bound <= error
 
 
 def test_cancel_from_another_thread_is_prompt(magic):
-    monitor = Monitor()
-    timer = threading.Timer(0.4, monitor.cancel)
-    start = time.monotonic()
-    timer.start()
-    result = train(magic, "contree", {"depth": 4}, monitor=monitor)
-    assert time.monotonic() - start < 0.4 + 0.2
-    assert result.status == Status.CANCELLED and not result.optimal
-    assert result.tree.error(magic.X, magic.y, magic.w) == result.train_error
+    cancelled_from_another_thread(magic, "contree", {"depth": 4}, 0.4)
 
 
 # ------------------------------------------------------------------ memory
@@ -334,7 +251,7 @@ def test_working_memory_over_the_cap_stops_with_memory_limit(magic):
 
 
 def test_a_full_cache_is_emptied_and_the_search_goes_on(monkeypatch):
-    data = _shared("contree", "bank")
+    data = shared_dataset("contree/bank.txt", target="first")
     roomy = train(data, "contree", {"depth": 4})
     monkeypatch.setattr(contree_module, "MAX_CACHE_ENTRIES", 8)
     tight = train(data, "contree", {"depth": 4})
@@ -349,7 +266,7 @@ def test_merged_duplicates_give_the_same_optimum():
     rng = np.random.default_rng(8)
     X = rng.integers(0, 4, (400, 3)).astype(float)
     y = (X[:, 0] + rng.integers(0, 2, 400)) % 3
-    data = _dataset(X, y, np.ones(400), 3)
+    data = numeric_dataset(X, y, np.ones(400), 3)
     merged = merge_duplicates(data)
     assert merged.n_rows < data.n_rows and merged.w.max() > 1
     for depth in (1, 2, 3):
@@ -361,16 +278,16 @@ def test_merged_duplicates_give_the_same_optimum():
 
 
 def test_scaled_and_zero_weights():
-    data = _shared("contree", "raisin")
+    data = shared_dataset("contree/raisin.txt", target="first")
     base = train(data, "contree", {"depth": 2})
-    scaled = _dataset(data.X, data.y, data.w * 2.5, data.n_classes)
+    scaled = numeric_dataset(data.X, data.y, data.w * 2.5, data.n_classes)
     result = train(scaled, "contree", {"depth": 2})
     assert result.optimal and result.train_error == pytest.approx(2.5 * base.train_error)
     # rows of weight 0 change nothing
     X = np.vstack([data.X, data.X[:50] + 0.001])
     y = np.concatenate([data.y, 1 - data.y[:50]])
     w = np.concatenate([data.w, np.zeros(50)])
-    padded = train(_dataset(X, y, w, 2), "contree", {"depth": 2})
+    padded = train(numeric_dataset(X, y, w, 2), "contree", {"depth": 2})
     assert padded.optimal and padded.train_error == base.train_error
 
 
@@ -391,7 +308,7 @@ def test_tiny_warm_up_data_and_raw_predictions(binarize):
         result = train(data, "contree", {"depth": depth})
         assert result.optimal and result.tree.depth <= depth
         if depth <= 3:
-            assert result.train_error == _exhaustive(X, data.y, data.w, data.n_classes, depth)
+            assert result.train_error == exhaustive(X, data.y, data.w, data.n_classes, depth)
         assert result.train_error == result.tree.error(data.X, data.y, data.w)
         _check_thresholds(result.tree, X)
 

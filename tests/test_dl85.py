@@ -9,18 +9,20 @@ import time
 
 import numpy as np
 import pytest
-from conftest import DATASETS, SAMPLES
+from conftest import SAMPLES
+from optimal_trees import (
+    cancelled_from_another_thread,
+    cp4im,
+    dataset_from_arrays,
+    enumerated,
+    exhaustive,
+    random_binary_case,
+    shared_dataset,
+    stopped_by_time_limit,
+)
 
 from engine.data.csv_reader import read_table
-from engine.data.dataset import (
-    Dataset,
-    PrepOptions,
-    PrepReport,
-    merge_duplicates,
-    prepare,
-)
-from engine.data.features import EQ, Feature
-from engine.data.preprocessing import Preprocessing
+from engine.data.dataset import PrepOptions, merge_duplicates, prepare
 from engine.solvers import dl85 as dl85_module
 from engine.solvers import get_solver
 from engine.solvers.dl85_cache import (
@@ -34,32 +36,14 @@ from engine.solvers.dl85_cache import (
     zobrist_table,
 )
 from engine.solvers.dl85_rules import RELAXATIONS, RULES, luby, relax
-from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
 from engine.training import train
 from engine.warmup import warm_up
 
-CP4IM = DATASETS / "cp4im"
 CONFIGS = [("dl85", {})] + [("cadl85", {"rule": rule, "relax": relaxation})
                             for rule in RULES for relaxation in RELAXATIONS]
 IDS = ["dl85"] + [f"{p['rule']}-{p['relax']}" for _, p in CONFIGS[1:]]
 ORDERINGS = ("gain", "gini", "error", "none")
-
-
-def _cp4im(name):
-    path = CP4IM / f"{name}.txt"
-    if not path.exists():
-        pytest.skip("the shared datasets folder is absent")
-    return prepare(read_table(path), PrepOptions(target="first"))
-
-
-def _dataset(X, y, w, n_classes):
-    """A Dataset straight from arrays (binary features f0, f1, ...)."""
-    X = np.asarray(X, dtype=np.uint8)
-    features = [Feature(f"f{j}", EQ, "1") for j in range(X.shape[1])]
-    prep = Preprocessing("class", [f"c{k}" for k in range(n_classes)], [], features)
-    return Dataset(X, np.asarray(y, dtype=np.int64), np.asarray(w, dtype=np.float64), prep,
-                   PrepReport())
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -67,77 +51,10 @@ def compiled():
     """Load (or compile) the kernel before any clock starts."""
     X = np.array([[0, 1], [1, 0], [1, 1], [0, 0]])
     for algorithm in ("dl85", "cadl85"):
-        train(_dataset(X, [0, 1, 1, 0], [0.5, 1.5, 1, 1], 2), algorithm, {"depth": 3})
+        train(dataset_from_arrays(X, [0, 1, 1, 0], [0.5, 1.5, 1, 1], 2), algorithm, {"depth": 3})
 
 
 # ------------------------------------------------------------------ brute force
-def _exhaustive(X, y, w, n_classes, depth, min_support=0.0):
-    """Least error of any tree of depth <= `depth` (a leaf, or for every feature whose
-    both sides weigh at least min_support and are non-empty, the best subtrees of both
-    sides), memoised on the set of rows."""
-    memo = {}
-
-    def best(rows, d):
-        key = (rows.tobytes(), d)
-        if key not in memo:
-            weights = np.bincount(y[rows], weights=w[rows], minlength=n_classes)
-            value = weights.sum() - weights.max()
-            if d > 0:
-                for f in range(X.shape[1]):
-                    right = X[rows, f] == 1
-                    if not right.any() or right.all():
-                        continue
-                    if min(w[rows[right]].sum(), w[rows[~right]].sum()) < min_support:
-                        continue
-                    value = min(value, best(rows[~right], d - 1) + best(rows[right], d - 1))
-            memo[key] = value
-        return memo[key]
-
-    return best(np.arange(len(y)), depth)
-
-
-def _all_trees(n_features, depth):
-    """Every tree of depth <= depth as nested tuples (None = leaf)."""
-    if depth == 0:
-        return [None]
-    smaller = _all_trees(n_features, depth - 1)
-    return [None] + [(f, a, b) for f in range(n_features) for a in smaller for b in smaller]
-
-
-def _enumerated(X, y, w, n_classes, depth):
-    """Least error over the explicit list of every tree (small cases only)."""
-    def error(tree, rows):
-        if tree is None:
-            weights = np.bincount(y[rows], weights=w[rows], minlength=n_classes)
-            return weights.sum() - weights.max()
-        f, left, right = tree
-        return error(left, rows[X[rows, f] == 0]) + error(right, rows[X[rows, f] == 1])
-
-    rows = np.arange(len(y))
-    return min(error(tree, rows) for tree in _all_trees(X.shape[1], depth))
-
-
-def _random_case(seed):
-    rng = np.random.default_rng(seed)
-    n, F, K = int(rng.integers(1, 41)), int(rng.integers(1, 7)), int(rng.integers(2, 4))
-    X = (rng.random((n, F)) < rng.uniform(0.2, 0.8)).astype(np.uint8)
-    if F > 1 and rng.random() < 0.3:       # an equal or complementary feature
-        X[:, -1] = X[:, 0] if rng.random() < 0.5 else 1 - X[:, 0]
-    if rng.random() < 0.3:                  # duplicated rows
-        X = X[rng.integers(0, n, n)]
-    y = rng.integers(0, K, n)
-    kind = rng.random()
-    if kind < 0.3:
-        w = rng.integers(1, 5, n).astype(float)
-    elif kind < 0.4:
-        w = rng.integers(0, 3, n).astype(float)  # some rows weigh nothing
-    elif kind < 0.5:
-        w = rng.random(n) * 3                    # fractional weights
-    else:
-        w = np.ones(n)
-    return X, y, w, K
-
-
 N_CASES = 40
 
 
@@ -145,19 +62,19 @@ N_CASES = 40
 def _expected(seed, depth):
     """Brute force: every tree enumerated when there are at most 3 features (up to
     7204 trees at depth 3), the memoised exhaustive search otherwise."""
-    X, y, w, K = _random_case(seed)
+    X, y, w, K = random_binary_case(seed)
     if X.shape[1] <= 3:
-        return _enumerated(X, y, w, K, depth)
-    return _exhaustive(X, y, w, K, depth)
+        return enumerated(X, y, w, K, depth)
+    return exhaustive(X, y, w, K, depth)
 
 
 def test_the_memoised_search_is_what_enumerating_every_tree_gives():
     for seed in range(N_CASES):
-        X, y, w, K = _random_case(seed)
+        X, y, w, K = random_binary_case(seed)
         X = X[:, :3]
         for depth in (0, 1, 2, 3):
-            assert _exhaustive(X, y, w, K, depth) == pytest.approx(
-                _enumerated(X, y, w, K, depth)), seed
+            assert exhaustive(X, y, w, K, depth) == pytest.approx(
+                enumerated(X, y, w, K, depth)), seed
 
 
 def _check(result, X, y, w, expected, depth, where):
@@ -178,12 +95,13 @@ def test_run_to_completion_it_agrees_with_brute_force(algorithm, params):
     2-3 classes, integer, zero and fractional weights, duplicated and redundant
     features); orderings and, for CA, the rule at the last level vary with the seed."""
     for seed in range(N_CASES):
-        X, y, w, K = _random_case(seed)
+        X, y, w, K = random_binary_case(seed)
         extra = {"ordering": ORDERINGS[seed % 4]}
         if algorithm == "cadl85":
             extra["rule_last_level"] = seed % 3 == 0
         for depth in range(4):
-            result = train(_dataset(X, y, w, K), algorithm, {"depth": depth, **params, **extra})
+            result = train(dataset_from_arrays(X, y, w, K), algorithm,
+                           {"depth": depth, **params, **extra})
             _check(result, X, y, w, _expected(seed, depth), depth, (seed, depth))
 
 
@@ -206,11 +124,12 @@ def test_the_other_counting_paths_agree_with_brute_force(monkeypatch, plan):
                ("cadl85", {"rule": "purity", "relax": "monotonic", "rule_last_level": True})]
     levels = []
     for seed in range(N_CASES):
-        X, y, w, K = _random_case(seed)
+        X, y, w, K = random_binary_case(seed)
         for depth in range(5):
-            expected = _expected(seed, depth) if depth < 4 else _exhaustive(X, y, w, K, 4)
+            expected = _expected(seed, depth) if depth < 4 else exhaustive(X, y, w, K, 4)
             for algorithm, params in configs:
-                result = train(_dataset(X, y, w, K), algorithm, {"depth": depth, **params})
+                result = train(dataset_from_arrays(X, y, w, K), algorithm,
+                               {"depth": depth, **params})
                 _check(result, X, y, w, expected, depth, (seed, depth, algorithm))
                 levels.append(result.stats["pair_count_levels"])
     assert set(levels) == ({0} if plan.startswith("no") else {0, 1})
@@ -227,9 +146,9 @@ def test_minimum_support_against_brute_force():
         w = rng.integers(1, 4, n).astype(float) if trial % 2 else np.ones(n)
         support = (2, 3, 5, 8)[trial % 4]
         depth = 2 + trial % 3
-        expected = _exhaustive(X, y, w, K, depth, support)
+        expected = exhaustive(X, y, w, K, depth, support)
         for algorithm, params in CONFIGS[::4]:
-            result = train(_dataset(X, y, w, K), algorithm,
+            result = train(dataset_from_arrays(X, y, w, K), algorithm,
                            {"depth": depth, "min_support": support, **params})
             assert result.optimal and result.train_error == expected, (trial, algorithm)
             tree = result.tree
@@ -252,8 +171,8 @@ STREED_CASES = ["zoo-1", "hepatitis", "lymph", "vote", "tic-tac-toe", "primary-t
 
 
 @pytest.mark.parametrize("name", STREED_CASES)
-def test_same_optimum_as_pystreed_on_cp4im(name):
-    data = _cp4im(name)
+def test_same_optimum_as_pystreed_oncp4im(name):
+    data = cp4im(name)
     for depth in (2, 3, 4):
         expected = _streed_error(data, depth)
         for algorithm, params in (("dl85", {}), ("cadl85", {}),
@@ -266,10 +185,7 @@ def test_same_optimum_as_pystreed_on_cp4im(name):
                                       "inferdt/balance-scale.csv", "odd/car-evaluation.csv",
                                       "odd/dermatology.csv"])
 def test_same_optimum_as_pystreed_on_multiclass_data(relative):
-    path = DATASETS / relative
-    if not path.exists():
-        pytest.skip("the shared datasets folder is absent")
-    data = prepare(read_table(path), PrepOptions(binarize="quantile:4"))
+    data = shared_dataset(relative, binarize="quantile:4")
     assert data.n_classes >= 3
     for depth in (2, 3):
         expected = _streed_error(data, depth)
@@ -288,7 +204,7 @@ def test_luby_and_the_relaxations():
 
 
 def test_restarts_improve_the_incumbent_until_the_proof():
-    data = _cp4im("yeast")
+    data = cp4im("yeast")
     exact = train(data, "dl85", {"depth": 4})
     for relaxation in RELAXATIONS:
         result = train(data, "cadl85", {"depth": 4, "rule": "discrepancy",
@@ -306,7 +222,7 @@ def test_restarts_improve_the_incumbent_until_the_proof():
 def test_the_first_restart_of_top_k_one_is_the_greedy_path():
     """k = 1 expands only the first feature of each branch; the first incumbent after
     the root leaf is that restart's tree, worse than the optimum here."""
-    data = _cp4im("anneal")
+    data = cp4im("anneal")
     result = train(data, "cadl85", {"depth": 4, "rule": "topk", "k": 1}, time_limit=60)
     assert result.optimal and result.stats["restarts"] > 1
     assert result.incumbents[1][1] > result.train_error
@@ -315,41 +231,20 @@ def test_the_first_restart_of_top_k_one_is_the_greedy_path():
 # ------------------------------------------------------------------ anytime, monitor
 @pytest.fixture(scope="module")
 def splice():
-    return _cp4im("splice-1")
+    return cp4im("splice-1")
 
 
 @pytest.mark.parametrize("algorithm,params", [("dl85", {}), ("cadl85", {}),
                                               ("cadl85", {"rule": "topk_star"})])
 def test_time_limit_returns_promptly_with_a_valid_incumbent(splice, algorithm, params):
-    streamed = []
-    monitor = Monitor(0.3, on_incumbent=lambda tree, t, e, lb: streamed.append((tree, e, lb)))
-    start = time.monotonic()
-    result = train(splice, algorithm, {"depth": 6, **params}, monitor=monitor)
-    assert time.monotonic() - start < 0.3 + 0.2
-    assert result.status == Status.TIME_LIMIT and not result.optimal
-    assert result.tree.depth <= 6
-    assert result.tree.error(splice.X, splice.y, splice.w) == result.train_error
-    assert result.lower_bound <= result.train_error
-    errors = [e for _, e, _ in result.incumbents]
-    assert len(errors) >= 2 and all(a > b for a, b in itertools.pairwise(errors))
-    assert errors[-1] == result.train_error < errors[0]
-    assert streamed and streamed[-1][1] == result.train_error
-    for tree, error, lower_bound in streamed:
-        assert tree.error(splice.X, splice.y, splice.w) == error
-        assert lower_bound <= error
+    result = stopped_by_time_limit(splice, algorithm, {"depth": 6, **params}, 0.3)
+    assert result.train_error < result.incumbents[0][1]
 
 
 @pytest.mark.parametrize("algorithm", ["dl85", "cadl85"])
 def test_cancel_from_another_thread_is_prompt(splice, algorithm):
-    monitor = Monitor()
-    timer = threading.Timer(0.3, monitor.cancel)
-    start = time.monotonic()
-    timer.start()
-    result = train(splice, algorithm, {"depth": 7, "rule": "gain"} if algorithm == "cadl85"
-                   else {"depth": 7}, monitor=monitor)
-    assert time.monotonic() - start < 0.3 + 0.2
-    assert result.status == Status.CANCELLED and not result.optimal
-    assert result.tree.error(splice.X, splice.y, splice.w) == result.train_error
+    params = {"depth": 7, "rule": "gain"} if algorithm == "cadl85" else {"depth": 7}
+    cancelled_from_another_thread(splice, algorithm, params, 0.3)
 
 
 def test_the_kernel_releases_the_gil(splice):
@@ -385,7 +280,7 @@ def test_without_anytime_trees_only_complete_root_trees_are_published(splice):
 def test_stops_with_a_proof_at_the_unavoidable_error():
     """hypothyroid has 17 rows contradicting identical rows of the other class: at depth
     10 a tree erring only on them exists, and finding it ends the search."""
-    data = _cp4im("hypothyroid")
+    data = cp4im("hypothyroid")
     for algorithm in ("dl85", "cadl85"):
         result = train(data, algorithm, {"depth": 10}, time_limit=20)
         assert result.optimal and result.train_error == 17, algorithm
@@ -394,7 +289,7 @@ def test_stops_with_a_proof_at_the_unavoidable_error():
 
 # ------------------------------------------------------------------ memory
 def test_a_small_cache_evicts_and_still_proves_the_optimum():
-    data = _cp4im("yeast")
+    data = cp4im("yeast")
     roomy = train(data, "dl85", {"depth": 5}, time_limit=60)
     small = train(data, "dl85", {"depth": 5, "cache_mb": 16}, time_limit=60)
     assert roomy.optimal and roomy.stats["evicted_entries"] == 0
@@ -424,10 +319,10 @@ def test_cache_table_stores_finds_and_evicts_least_recently_used():
 
 # ------------------------------------------------------------------ weights, data
 def test_merged_duplicates_and_scaled_weights_give_the_same_optimum():
-    data = _cp4im("primary-tumor")
+    data = cp4im("primary-tumor")
     merged = merge_duplicates(data)
     assert merged.n_rows < data.n_rows and merged.w.max() > 1
-    scaled = _dataset(data.X, data.y, data.w * 2.5, data.n_classes)
+    scaled = dataset_from_arrays(data.X, data.y, data.w * 2.5, data.n_classes)
     for algorithm in ("dl85", "cadl85"):
         for min_support in (1, 4):
             params = {"depth": 3, "min_support": min_support}
@@ -440,7 +335,7 @@ def test_merged_duplicates_and_scaled_weights_give_the_same_optimum():
 
 
 def test_orderings_change_the_path_not_the_optimum():
-    data = _cp4im("lymph")
+    data = cp4im("lymph")
     results = [train(data, "dl85", {"depth": 4, "ordering": o}) for o in ORDERINGS]
     assert all(r.optimal for r in results)
     assert len({r.train_error for r in results}) == 1
@@ -470,7 +365,7 @@ def test_redundant_and_flipped_features_are_mapped_back():
     X = np.column_stack([np.ones(80, np.uint8), base[:, 0], 1 - base[:, 1], base[:, 1],
                          base[:, 2], base[:, 2], base[:, 3]])
     for algorithm in ("dl85", "cadl85"):
-        result = train(_dataset(X, y, np.ones(80), 2), algorithm, {"depth": 2})
+        result = train(dataset_from_arrays(X, y, np.ones(80), 2), algorithm, {"depth": 2})
         assert result.stats["features_used"] == 4 and result.stats["features_flipped"] >= 1
         assert result.optimal and result.train_error == 0
         used = set(result.tree.feature[result.tree.feature >= 0].tolist())
@@ -490,9 +385,9 @@ def test_tiny_and_degenerate_data(algorithm):
     for X, y, w, K in cases:
         X, y, w = np.array(X), np.array(y), np.array(w)
         for depth in (0, 1, 2, 5):
-            result = train(_dataset(X, y, w, K), algorithm, {"depth": depth})
+            result = train(dataset_from_arrays(X, y, w, K), algorithm, {"depth": depth})
             assert result.optimal, (X.tolist(), depth)
-            assert result.train_error == _exhaustive(X, y, w, K, depth)
+            assert result.train_error == exhaustive(X, y, w, K, depth)
             assert result.tree.error(X, y, w) == result.train_error
 
 

@@ -3,15 +3,12 @@
 This module prepares the data the way Section 4.3 of the paper describes and runs the
 numba kernel of `blossom_kernel` through the Monitor.
 
-Preprocessing (`preprocess`, on by default; every step is exact)
-* Features constant on the training rows, or equal or complementary to an earlier
-  feature, are dropped; the tree is mapped back to the original columns of `data.X`.
-* Identical rows are merged into weights.  For each distinct feature vector with
-  class weights c_k, m = min_k c_k is removed from every class: whichever class a
-  leaf predicts, its error on these rows drops by exactly (K-1)·m, and the class
-  each leaf predicts is unchanged.  The total (K-1)·Σm is the error *offset* added
-  back to every reported error (with two classes: the paper's number of pairs of
-  inconsistent rows, keeping only the majority class of each vector).
+Preprocessing (`preprocess`, on by default; every step is exact): the reduction of
+`binary_rows` with the paper's Section 4.3 steps generalised to several classes:
+redundant features dropped (the tree is mapped back to the original columns), identical
+rows merged into weights, and each distinct vector's least class weight m removed from
+every class, an offset (K-1)·Σm added back to every reported error (with two classes:
+the paper's number of pairs of inconsistent rows).
 
 Whether or not it preprocesses, the solver knows the weight Σ_vectors (total - max_k
 c_k) that no tree can classify correctly (identical inputs with different classes);
@@ -26,10 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.data.dataset import redundant_columns, row_groups
-from engine.errors import DataError
 from engine.model.tree import Tree
 from engine.solvers import kernel_support as ks
+from engine.solvers.binary_rows import BinaryRows, bound_weights, exactness
 from engine.solvers.blossom_kernel import (
     ST_BACKTRACKS,
     ST_EXPANSIONS,
@@ -52,75 +48,31 @@ PUBLISH_INTERVAL = 0.002
 MEMORY_BUDGET = 2 << 30
 
 
-def _useful_features(X: np.ndarray) -> np.ndarray:
-    """Columns of X that are not constant, nor equal or complementary to an earlier one."""
-    drop = redundant_columns(X, range(X.shape[1]))
-    return np.array([j for j in range(X.shape[1]) if j not in drop], dtype=np.int64)
-
-
 class Problem:
     """The kernel's input derived from a Dataset (see the module docstring)."""
 
     def __init__(self, data, preprocess: bool):
-        X = np.asarray(data.X)
-        if X.size and not np.isin(X, (0, 1)).all():
-            raise DataError("Blossom needs 0/1 features: choose a binarisation.")
-        w = np.asarray(data.w, dtype=np.float64)
-        if (w < 0).any() or not np.isfinite(w).all():
-            raise DataError("Row weights must be finite and not negative.")
-        K = data.n_classes
-        self.n_classes = K
-        positive = w > 0
-        Xp = X[positive].astype(np.uint8)
-        yp = np.asarray(data.y, dtype=np.int64)[positive]
-        wp = w[positive]
-        F = X.shape[1]
-        self.fmap = _useful_features(Xp) if preprocess else np.arange(F, dtype=np.int64)
-        Xf = np.ascontiguousarray(Xp[:, self.fmap])
-        # Distinct vectors (over the kept columns: the dropped ones follow from them).
-        first, inverse = row_groups(Xf)
-        uniq = Xf[first]
-        G = len(uniq)
-        V = np.zeros((G, K))
-        np.add.at(V, (inverse, yp), wp)
-        total, most = V.sum(axis=1), V.max(axis=1)
-        self.Xg, self.Vg = np.ascontiguousarray(uniq, dtype=np.uint8), V
-        self.lower_bound = float((total - most).sum())
+        rows = BinaryRows(data, "Blossom", drop_redundant=preprocess)
+        self.n_classes = rows.n_classes
+        self.fmap = rows.fmap
+        self.Xg, self.Vg = np.ascontiguousarray(rows.vectors, dtype=np.uint8), rows.V
+        self.lower_bound = rows.unavoidable
         if preprocess:
-            least = V.min(axis=1)
-            reduced = V - least[:, None]
-            self.offset = float((K - 1) * least.sum())
-            gi, ki = np.nonzero(reduced > 0)
-            self.X = np.ascontiguousarray(uniq[gi], dtype=np.uint8)
+            gi, ki, self.w, self.offset, residual = rows.merged(subtract_least=True)
+            self.X = np.ascontiguousarray(rows.vectors[gi], dtype=np.uint8)
             self.y = ki.astype(np.int64)
-            self.w = reduced[gi, ki]
-            residual = total - most - (K - 1) * least
-            row_group = gi
+            self.lbw = bound_weights(gi, residual)
             self.distinct_train = len(np.unique(gi))
         else:
-            self.offset = 0.0
-            self.X, self.y, self.w = Xf, yp, wp
-            residual = total - most
-            row_group = inverse
-            self.distinct_train = G
-        # Each group's unavoidable error sits on its first row, so any union of whole
-        # groups (every branch) sums to its bound.
-        self.lbw = np.zeros(len(self.y))
-        if len(row_group):
-            _, first = np.unique(row_group, return_index=True)
-            self.lbw[first] = residual[row_group[first]]
+            self.X, self.y, self.w, self.offset = rows.X, rows.y, rows.w, 0.0
+            self.lbw = bound_weights(rows.group, rows.residual)
+            self.distinct_train = len(rows.V)
         self.Xt = np.ascontiguousarray(self.X.T)
-        weights = np.concatenate([self.w, self.lbw])
-        self.exact = bool(np.all(weights == np.floor(weights)) and weights.sum() < 2.0 ** 52)
-        self.eps = 0.0 if self.exact else 1e-9 * max(float(self.w.sum()), 1.0)
-        if self.exact and weights.sum() < 2 ** 31 - 1:
+        self.exact, self.eps = exactness(self.w, self.lbw)
+        if self.exact and self.w.sum() + self.lbw.sum() < 2 ** 31 - 1:
             # integer counts: exact, and twice as many per vector instruction
             self.w = self.w.astype(np.int32)
-        self.stats = {"rows": len(X), "rows_used": len(self.y),
-                      "distinct_rows": G, "features": int(F),
-                      "features_used": len(self.fmap),
-                      "inconsistent_offset": self.offset,
-                      "unavoidable_error": self.lower_bound}
+        self.stats = rows.stats(len(self.y), self.offset)
 
     def max_nodes(self, depth: int) -> int:
         leaves = max(self.Xg.shape[0], 1)

@@ -88,8 +88,7 @@ import numpy as np
 from numba import njit
 
 from engine.solvers import kernel_support as ks
-
-LEAF = 0
+from engine.solvers.record_trees import LEAF, assemble_tree, publish_record_tree
 
 # Integer fields of a slot.
 I_PAR, I_SIDE, I_DEP, I_START, I_END, I_FEAT, I_REC, I_DPTR, I_DLEN = 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -378,70 +377,6 @@ def _rec_release(R, rfree, ctr, r, stack):
 
 
 @njit(cache=True, nogil=True)
-def _assemble(root, R, fmap, Xg, Vg, of, othr, ol, orr, oval, ored, stack):
-    """Flat preorder arrays of the tree of record `root` (original feature indices)
-    and the class weights Vg of the distinct rows Xg routed through it."""
-    m = 0
-    cap = of.shape[0]
-    stack[0, 0] = root
-    stack[0, 1] = -1
-    stack[0, 2] = 0
-    top = 1
-    while top > 0 and m < cap:
-        top -= 1
-        r = stack[top, 0]
-        p = stack[top, 1]
-        node = m
-        m += 1
-        if p >= 0:
-            if stack[top, 2] == 0:
-                ol[p] = node
-            else:
-                orr[p] = node
-        ol[node] = -1
-        orr[node] = -1
-        if r == LEAF:
-            of[node] = -1
-            ored[node] = -1
-            othr[node] = 0.0
-        else:
-            g = R[r, R_FEAT]
-            of[node] = fmap[g]
-            ored[node] = g
-            othr[node] = 0.5
-            stack[top, 0] = R[r, R_RIGHT]
-            stack[top, 1] = node
-            stack[top, 2] = 1
-            stack[top + 1, 0] = R[r, R_LEFT]
-            stack[top + 1, 1] = node
-            stack[top + 1, 2] = 0
-            top += 2
-    for node in range(m):
-        for k in range(oval.shape[1]):
-            oval[node, k] = 0.0
-    for gi in range(Xg.shape[0]):
-        node = 0
-        while True:
-            for k in range(oval.shape[1]):
-                oval[node, k] += Vg[gi, k]
-            g = ored[node]
-            if g < 0:
-                break
-            node = orr[node] if Xg[gi, g] != 0 else ol[node]
-    return m
-
-
-@njit(cache=True, nogil=True)
-def _publish(rec, value, offset, global_lb, R, fmap, Xg, Vg, of, othr, ol, orr, oval, ored,
-             tstack, control, state, events, nodes, thresholds, values):
-    """Assemble the tree of record `rec` and write it into the sink."""
-    m = _assemble(rec, R, fmap, Xg, Vg, of, othr, ol, orr, oval, ored, tstack)
-    ks.publish(state, events, nodes, thresholds, values, control, value + offset, global_lb,
-               of, othr, ol, orr, oval, m)
-    return m
-
-
-@njit(cache=True, nogil=True)
 def _child_value(IS, FS, s, side):
     c = IS[s, I_CH0 + side]
     if c >= 0:
@@ -582,6 +517,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
     oval = np.zeros((cap_nodes, K))
     ored = np.full(cap_nodes, -1, dtype=np.int64)
     tstack = np.zeros((2 * D + 8, 3), dtype=np.int64)
+    noflip = np.zeros(Xg.shape[1], dtype=np.uint8)
     rstack = np.zeros(4 * D + 16, dtype=np.int64)
 
     # Records: row 0 is the leaf and is never freed.
@@ -682,9 +618,10 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
             if pending and ks.monotonic() - last_publish >= gap and (
                     dived or ks.elapsed(control) >= FIRST_PATIENCE):
                 published_at = ks.monotonic()
-                _publish(IS[root, I_REC], FS[root, F_BEST], offset, global_lb, R, fmap, Xg,
-                         Vg, of, othr, ol, orr, oval, ored, tstack, control, state, events,
-                         nodes, thresholds, values)
+                publish_record_tree(IS[root, I_REC], FS[root, F_BEST] + offset, global_lb, R,
+                                    fmap, noflip, Xg, Vg, of, othr, ol, orr, oval, ored,
+                                    tstack, control, state, events, nodes, thresholds,
+                                    values)
                 stats[ST_PUBLISHED] += 1
                 last_publish = ks.monotonic()
                 gap = max(interval, 10.0 * (last_publish - published_at))
@@ -790,9 +727,10 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                     stats[ST_FIRST_TREE_ERR] = FS[root, F_BEST]
                     if FS[root, F_BEST] < last_value:
                         published_at = ks.monotonic()
-                        _publish(IS[root, I_REC], FS[root, F_BEST], offset, global_lb, R,
-                                 fmap, Xg, Vg, of, othr, ol, orr, oval, ored, tstack, control,
-                                 state, events, nodes, thresholds, values)
+                        publish_record_tree(IS[root, I_REC], FS[root, F_BEST] + offset,
+                                            global_lb, R, fmap, noflip, Xg, Vg, of, othr,
+                                            ol, orr, oval, ored, tstack, control, state,
+                                            events, nodes, thresholds, values)
                         stats[ST_PUBLISHED] += 1
                         last_publish = ks.monotonic()
                         gap = max(interval, 10.0 * (last_publish - published_at))
@@ -886,10 +824,11 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                                 break
                             if ks.monotonic() - last_publish >= gap:
                                 published_at = ks.monotonic()
-                                _publish(IS[root, I_REC], FS[root, F_BEST], offset,
-                                         global_lb, R, fmap, Xg, Vg, of, othr, ol, orr,
-                                         oval, ored, tstack, control, state, events, nodes,
-                                         thresholds, values)
+                                publish_record_tree(IS[root, I_REC],
+                                                    FS[root, F_BEST] + offset, global_lb,
+                                                    R, fmap, noflip, Xg, Vg, of, othr, ol,
+                                                    orr, oval, ored, tstack, control, state,
+                                                    events, nodes, thresholds, values)
                                 stats[ST_PUBLISHED] += 1
                                 last_publish = ks.monotonic()
                                 gap = max(interval, 10.0 * (last_publish - published_at))
@@ -918,7 +857,8 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
             stats[ST_FIRST_TREE_T] = ks.elapsed(control)
             stats[ST_FIRST_TREE_ERR] = root_val
 
-    m = _assemble(root_rec, R, fmap, Xg, Vg, of, othr, ol, orr, oval, ored, tstack)
+    m = assemble_tree(root_rec, R, fmap, noflip, Xg, Vg, of, othr, ol, orr, oval, ored,
+                      tstack)
     if root_val < last_value:
         ks.publish(state, events, nodes, thresholds, values, control, root_val + offset,
                    global_lb, of, othr, ol, orr, oval, m)

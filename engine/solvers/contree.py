@@ -88,7 +88,7 @@ class Problem:
             raise DataError("ConTree needs finite feature values: fill or drop the "
                             "missing ones.")
         keep = w > 0
-        self.n_classes = K = max(int(data.n_classes), 1)
+        self.n_classes = max(int(data.n_classes), 1)
         self.X = np.ascontiguousarray(X[keep])
         self.y = np.ascontiguousarray(np.asarray(data.y, dtype=np.int64)[keep])
         self.w = np.ascontiguousarray(w[keep])

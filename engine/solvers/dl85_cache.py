@@ -40,7 +40,8 @@ internal indices (see `dl85.Problem`).
 import numpy as np
 from numba import njit
 
-LEAF = 0
+from engine.solvers.record_trees import LEAF  # record 0 is the leaf, as in blossom
+
 NONE = -1
 
 # vals fields

@@ -96,6 +96,7 @@ from engine.solvers.dl85_counts import (
     stump,
     subtract,
 )
+from engine.solvers.record_trees import assemble_tree, publish_record_tree
 from engine.solvers.dl85_rules import (
     RULE_GAIN,
     budget,
@@ -125,74 +126,6 @@ ST_RULE_ACTIVE = 12   # whether the rule still pruned in the last restart
 N_STATS = 13
 
 SNAPSHOT_EVERY = 0.002  # seconds between two evaluations of the stop-now tree
-
-
-@njit(cache=True, nogil=True)
-def _assemble(root, R, fmap, flip, Xg, Vg, of, othr, ol, orr, oval, ored, stack):
-    """Flat preorder arrays (original feature indices, left = x <= 0.5) of the tree
-    of record `root`, with the class weights Vg of the distinct rows Xg routed
-    through it.  Returns the number of nodes."""
-    m = 0
-    cap = of.shape[0]
-    stack[0, 0] = root
-    stack[0, 1] = -1
-    stack[0, 2] = 0
-    top = 1
-    while top > 0 and m < cap:
-        top -= 1
-        r = stack[top, 0]
-        p = stack[top, 1]
-        node = m
-        m += 1
-        if p >= 0:
-            if stack[top, 2] == 0:
-                ol[p] = node
-            else:
-                orr[p] = node
-        ol[node] = -1
-        orr[node] = -1
-        if r == LEAF:
-            of[node] = -1
-            ored[node] = -1
-            othr[node] = 0.0
-        else:
-            g = R[r, 0]
-            of[node] = fmap[g]
-            ored[node] = g
-            othr[node] = 0.5
-            zero_side = R[r, 1]     # internal x_g = 0
-            one_side = R[r, 2]      # internal x_g = 1
-            if flip[g]:
-                zero_side, one_side = one_side, zero_side
-            stack[top, 0] = one_side
-            stack[top, 1] = node
-            stack[top, 2] = 1
-            stack[top + 1, 0] = zero_side
-            stack[top + 1, 1] = node
-            stack[top + 1, 2] = 0
-            top += 2
-    for node in range(m):
-        for k in range(oval.shape[1]):
-            oval[node, k] = 0.0
-    for gi in range(Xg.shape[0]):
-        node = 0
-        while True:
-            for k in range(oval.shape[1]):
-                oval[node, k] += Vg[gi, k]
-            g = ored[node]
-            if g < 0:
-                break
-            one = (Xg[gi, g] != 0) != (flip[g] != 0)   # the original column is 1
-            node = orr[node] if one else ol[node]
-    return m
-
-
-@njit(cache=True, nogil=True)
-def _publish(rec, err, offset, global_lb, R, fmap, flip, Xg, Vg, of, othr, ol, orr, oval,
-             ored, tstack, control, state, events, nodes, thresholds, values):
-    m = _assemble(rec, R, fmap, flip, Xg, Vg, of, othr, ol, orr, oval, ored, tstack)
-    ks.publish(state, events, nodes, thresholds, values, control, err + offset, global_lb,
-               of, othr, ol, orr, oval, m)
 
 
 @njit(cache=True, nogil=True)
@@ -251,8 +184,8 @@ def _stop_now_tree(top, fleaf, fbest, fbrec, fcs, ffeat, fleafR, flerr, flrec, R
 @njit(cache=True, nogil=True)
 def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, sup,
                 check_sup, eps, kind, rule, relaxation, thr0, step, factor, rule_d2,
-                snapshots, Z, use_d2, lvl0, memory_budget, interval, Xg, Vg, fmap, flip, offset, global_lb,
-                control, state, events, nodes, thresholds, values):
+                snapshots, Z, use_d2, lvl0, memory_budget, interval, Xg, Vg, fmap, flip,
+                offset, global_lb, control, state, events, nodes, thresholds, values):
     """Best tree of depth <= max_depth (see the module docstring).
 
     Xt: uint8[F, n] 0/1 features (internal: flipped where `flip`), indptr/indices:
@@ -358,8 +291,9 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
     pending = False
     published_err = np.inf
     if not stopped:
-        _publish(inc_rec, inc_err, offset, global_lb, R, fmap, flip, Xg, Vg, of, othr, ol,
-                 orr, oval, ored, tstack, control, state, events, nodes, thresholds, values)
+        publish_record_tree(inc_rec, inc_err + offset, global_lb, R, fmap, flip, Xg, Vg, of,
+                            othr, ol, orr, oval, ored, tstack, control, state, events,
+                            nodes, thresholds, values)
         stats[ST_PUBLISHED] += 1
         stats[ST_FIRST_T] = ks.elapsed(control)
         published_err = inc_err
@@ -441,9 +375,10 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                             pending = True
                     if pending and now - last_publish >= gap:
                         t0 = ks.monotonic()
-                        _publish(inc_rec, inc_err, offset, global_lb, R, fmap, flip, Xg,
-                                 Vg, of, othr, ol, orr, oval, ored, tstack, control, state,
-                                 events, nodes, thresholds, values)
+                        publish_record_tree(inc_rec, inc_err + offset, global_lb, R, fmap,
+                                            flip, Xg, Vg, of, othr, ol, orr, oval, ored,
+                                            tstack, control, state, events, nodes,
+                                            thresholds, values)
                         stats[ST_PUBLISHED] += 1
                         published_err = inc_err
                         last_publish = ks.monotonic()
@@ -788,9 +723,9 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                 rec_release(R, RC, rfree, rmeta, r_rec, rstack)
             if pending:
                 t0 = ks.monotonic()
-                _publish(inc_rec, inc_err, offset, global_lb, R, fmap, flip, Xg, Vg, of,
-                         othr, ol, orr, oval, ored, tstack, control, state, events, nodes,
-                         thresholds, values)
+                publish_record_tree(inc_rec, inc_err + offset, global_lb, R, fmap, flip, Xg,
+                                    Vg, of, othr, ol, orr, oval, ored, tstack, control,
+                                    state, events, nodes, thresholds, values)
                 stats[ST_PUBLISHED] += 1
                 published_err = inc_err
                 last_publish = ks.monotonic()
@@ -807,7 +742,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
     stats[ST_EVICTED] = meta[M_EVICTED]
     stats[ST_PEAK_ENTRIES] = max(stats[ST_PEAK_ENTRIES], meta[M_PEAK])
     stats[ST_PEAK_RECORDS] = rmeta[RM_PEAK]
-    m = _assemble(inc_rec, R, fmap, flip, Xg, Vg, of, othr, ol, orr, oval, ored, tstack)
+    m = assemble_tree(inc_rec, R, fmap, flip, Xg, Vg, of, othr, ol, orr, oval, ored, tstack)
     if inc_err < published_err:
         ks.publish(state, events, nodes, thresholds, values, control, inc_err + offset,
                    global_lb, of, othr, ol, orr, oval, m)
