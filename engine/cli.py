@@ -1,4 +1,4 @@
-"""Orchard's headless command line: `orchard fit` and `orchard predict`.
+"""Orchard's headless command line: `orchard fit`, `orchard predict`, `orchard sweep`.
 
 The contract (DESIGN.md) is relied on by outside checks: flags and JSON keys only
 ever grow.  Every user error becomes exit status 2 with one sentence on stderr, and
@@ -20,15 +20,19 @@ from engine.data.columns import ColumnKind
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions, prepare
 from engine.errors import OrchardError
-from engine.export import write_export, write_predictions
-from engine.export.rules import nested_rules
+from engine.experiments import load_spec, make_backend, run_sweep
+from engine.experiments.progress import ProgressBar, clock
+from engine.export import model_rules, write_export, write_predictions
 from engine.metrics import accuracy, confusion_matrix
-from engine.model.tree import Tree
+from engine.model import load_model
 from engine.solvers import default_solver_name, get_solver
 from engine.solvers.monitor import Monitor
 from engine.training import default_binarization, train
+from engine.warmup import on_first_compile
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+COMPILING = "orchard: Compiling the solver once for this computer (up to about 20 s)..."
 
 # --flag -> export kind of engine.export.write_export
 EXPORT_FLAGS = {"out": "json", "rules": "rules", "python": "python", "sql": "sql",
@@ -82,6 +86,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_table_flags(predict)
     predict.add_argument("--out", help="write predictions as CSV")
     predict.add_argument("--json", action="store_true", help="print one JSON summary")
+
+    sweep = sub.add_parser("sweep", help="cross-validate algorithms over datasets and "
+                           "parameters")
+    sweep.add_argument("spec", help="sweep description (.json or .toml)")
+    sweep.add_argument("--out", help="results table, .csv or .parquet (default: "
+                       "SPEC.results.csv beside the spec); rerun to resume")
+    sweep.add_argument("--workers", type=int, help="fits at a time (default: all cores)")
+    sweep.add_argument("--scheduler", metavar="ADDR", help="run on a Dask cluster: "
+                       "tcp://HOST:PORT, or 'local' for one on this machine")
+    sweep.add_argument("--json", action="store_true", help="print one JSON summary")
     return parser
 
 
@@ -137,7 +151,8 @@ def fit(args, render_image: Callable | None) -> dict:
     monitor = Monitor(args.time_limit)
     previous = signal.signal(signal.SIGINT, lambda *_: monitor.cancel())
     try:
-        result = train(data, algorithm, params, monitor=monitor)
+        with on_first_compile(lambda: print(COMPILING, file=sys.stderr, flush=True)):
+            result = train(data, algorithm, params, monitor=monitor)
     finally:
         signal.signal(signal.SIGINT, previous)
     tree = result.tree
@@ -181,12 +196,14 @@ def fit(args, render_image: Callable | None) -> dict:
               f"{result.time_s:.3f} s")
         for line in data.report.lines():
             print(line)
-        print(nested_rules(tree))
+        if "message" in result.stats:
+            print(result.stats["message"])
+        print(model_rules(tree))
     return summary
 
 
 def predict(args) -> dict:
-    tree = Tree.load(args.model)
+    tree = load_model(args.model)
     raw = read_table(args.data, delimiter=_delimiter(args.delimiter), header=args.header)
     frame = raw.frame
     predicted = tree.predict_frame(frame)
@@ -213,10 +230,40 @@ def predict(args) -> dict:
     return summary
 
 
+def sweep(args) -> int:
+    """Run a sweep with a progress bar on stderr; Ctrl+C stops it, to resume later."""
+    spec = Path(args.spec)
+    out = Path(args.out) if args.out else spec.with_name(spec.stem + ".results.csv")
+    sweep_spec = load_spec(spec)
+    backend = make_backend(args.workers, args.scheduler)
+    bar = ProgressBar()
+    try:
+        outcome = run_sweep(sweep_spec, out, backend, progress=bar)
+    except KeyboardInterrupt:
+        bar.close()
+        print(f"orchard: Interrupted; finished fits are kept in {out} and its journal: "
+              "run the same command again to resume.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        bar.close()
+    summary = {"fits": outcome.fits, "ran": outcome.ran, "already_done": outcome.skipped,
+               "failed": outcome.failed, "time_s": outcome.seconds, "out": str(out),
+               "journal": str(outcome.journal)}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"{outcome.fits} fits ({outcome.ran} run now, {outcome.skipped} already "
+              f"done), {outcome.failed} failed, in {clock(outcome.seconds)}; results in "
+              f"{out}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None, render_image: Callable | None = None) -> int:
     """Run a CLI command; `render_image(tree, path)` is supplied by the GUI package."""
     try:
         args = build_parser().parse_args(argv)
+        if args.command == "sweep":
+            return sweep(args)
         summary = fit(args, render_image) if args.command == "fit" else predict(args)
     except OrchardError as exc:
         print(f"orchard: {exc}", file=sys.stderr)

@@ -6,6 +6,11 @@ and one-hot categories never see a test row; the tree is trained with
 `engine.training.train` and then predicts the raw test rows through its own
 preprocessing (`Tree.predict_frame`), exactly as `orchard predict` would.
 
+`CrossValidation.run` does every split in turn (the GUI's Test accuracy);
+`CrossValidation.fold(i)` does split `i` alone, which is what one fit of a sweep
+(`engine.experiments`) runs, possibly in another process or on another machine.  Both
+go through the same split, preparation, training and scoring code.
+
 Splits are stratified by class and reproducible from `seed`.  Rows without a class
 take part in no split.  Class indices in the confusion matrices refer to
 `Evaluation.class_names` (every class of the table), so folds add up even when a
@@ -83,13 +88,21 @@ class FoldResult:
     status: Status
     optimal: bool
     time_s: float
+    # The solver's own figures on the prepared training part (sessions saved before
+    # these existed read back as unknown).
+    train_error: float = math.nan
+    lower_bound: float = math.nan
+    n_leaves: int = 0
+    incumbents: list[tuple[float, float]] = field(default_factory=list)  # (t, error)
 
     def to_dict(self) -> dict:
         return {"fold": self.fold, "n_train": self.n_train, "n_test": self.n_test,
                 "train_accuracy": self.train_accuracy, "test_accuracy": self.test_accuracy,
                 "train_confusion": self.train_confusion.tolist(),
                 "test_confusion": self.test_confusion.tolist(),
-                "status": self.status.value, "optimal": self.optimal, "time_s": self.time_s}
+                "status": self.status.value, "optimal": self.optimal, "time_s": self.time_s,
+                "train_error": self.train_error, "lower_bound": self.lower_bound,
+                "n_leaves": self.n_leaves, "incumbents": [list(x) for x in self.incumbents]}
 
     @classmethod
     def from_dict(cls, d: dict) -> FoldResult:
@@ -97,7 +110,10 @@ class FoldResult:
                    float(d["train_accuracy"]), float(d["test_accuracy"]),
                    np.asarray(d["train_confusion"], dtype=float),
                    np.asarray(d["test_confusion"], dtype=float), Status(d["status"]),
-                   bool(d["optimal"]), float(d["time_s"]))
+                   bool(d["optimal"]), float(d["time_s"]),
+                   float(d.get("train_error", math.nan)),
+                   float(d.get("lower_bound", math.nan)), int(d.get("n_leaves", 0)),
+                   [(float(t), float(e)) for t, e in d.get("incumbents", [])])
 
 
 @dataclass
@@ -261,23 +277,35 @@ class CrossValidation:
         """Train and test every split; `on_fold(result, n_folds)` after each one."""
         rows, class_names, pairs = self.splits()
         evaluation = Evaluation(self.plan, class_names)
-        frame = self.raw.frame
-        for fold, (train_pos, test_pos) in enumerate(pairs):
+        for fold in range(len(pairs)):
             if self._cancelled:
                 evaluation.complete = False
                 break
-            train_frame = frame.iloc[rows[train_pos]].reset_index(drop=True)
-            test_frame = frame.iloc[rows[test_pos]].reset_index(drop=True)
-            try:
-                result = self._fold(fold, train_frame, test_frame, class_names)
-            except DataError as exc:
-                raise DataError(f"{self._fold_name(fold, len(pairs))}: {exc}") from None
+            result = self._split(fold, rows, class_names, pairs)
             evaluation.folds.append(result)
             if on_fold is not None:
                 on_fold(result, len(pairs))
         if self._cancelled and len(evaluation.folds) < len(pairs):
             evaluation.complete = False
         return evaluation
+
+    def fold(self, index: int) -> FoldResult:
+        """Train and test split `index` (0-based) alone: one fit of a sweep."""
+        rows, class_names, pairs = self.splits()
+        if not 0 <= index < len(pairs):
+            raise ParameterError(f"There is no split {index}: the plan has {len(pairs)}.")
+        return self._split(index, rows, class_names, pairs)
+
+    def _split(self, fold: int, rows: np.ndarray, class_names: list[str],
+               pairs: list[tuple[np.ndarray, np.ndarray]]) -> FoldResult:
+        train_pos, test_pos = pairs[fold]
+        frame = self.raw.frame
+        train_frame = frame.iloc[rows[train_pos]].reset_index(drop=True)
+        test_frame = frame.iloc[rows[test_pos]].reset_index(drop=True)
+        try:
+            return self._fold(fold, train_frame, test_frame, class_names)
+        except DataError as exc:
+            raise DataError(f"{self._fold_name(fold, len(pairs))}: {exc}") from None
 
     def _fold_name(self, fold: int, n: int) -> str:
         return "The hold-out split" if n == 1 and self.plan.method == "holdout" else \
@@ -297,6 +325,9 @@ class CrossValidation:
             with self._lock:
                 self._monitor = None
         tree = result.tree
+        if tree is None:
+            raise DataError(f"'{self.algorithm}' found no tree (status "
+                            f"{result.status.value}).")
         to_global = np.array([class_names.index(n) for n in tree.class_names],
                              dtype=np.int64)
         index = {name: i for i, name in enumerate(class_names)}
@@ -314,7 +345,10 @@ class CrossValidation:
         test_accuracy, test_matrix = score(test_frame)
         return FoldResult(fold, len(train_frame), len(test_frame), train_accuracy,
                           test_accuracy, train_matrix, test_matrix, result.status,
-                          bool(result.optimal), float(result.time_s))
+                          bool(result.optimal), float(result.time_s),
+                          float(result.train_error), float(result.lower_bound),
+                          int(tree.n_leaves),
+                          [(float(t), float(e)) for t, e, _ in result.incumbents])
 
 
 def evaluate(raw: RawTable, options: PrepOptions, algorithm: str,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from engine.data.dataset import Dataset
+from engine.data.dataset import Dataset, inconsistent_rows
 from engine.errors import DataError, ParameterError
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
@@ -21,7 +21,10 @@ BINARY_DEFAULT = "quantile:10"
 
 def default_binarization(algorithm: str) -> str:
     """Binarisation to use when the user did not choose one."""
-    return BINARY_DEFAULT if get_solver(algorithm).needs == "binary" else "none"
+    solver = get_solver(algorithm)
+    if solver.binarization is not None:
+        return solver.binarization
+    return BINARY_DEFAULT if solver.needs == "binary" else "none"
 
 
 def check_data(algorithm: str, data: Dataset) -> None:
@@ -32,6 +35,15 @@ def check_data(algorithm: str, data: Dataset) -> None:
                         "binarisation (quantile:K or midpoints) for the numeric columns.")
     if data.n_rows == 0:
         raise DataError("There are no rows to train on.")
+    if solver.consistent_only:
+        contradicting = inconsistent_rows(data)
+        if contradicting:
+            rows = "1 row has" if contradicting == 1 else f"{contradicting} rows have"
+            raise DataError(
+                f"{rows} the same features as rows of another class, so no tree "
+                f"classifies every row correctly and '{algorithm}' finds none: drop them "
+                "with --drop-inconsistent (in the app, tick “Drop rows contradicting "
+                "identical rows”).")
 
 
 def train(data: Dataset, algorithm: str, params: dict[str, Any] | None = None,

@@ -14,8 +14,11 @@ the application uses, so every kernel specialisation a normal run needs is built
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+
+from numba.core import event
 
 from engine.data.csv_reader import parse_text
 from engine.data.dataset import Dataset, PrepOptions, prepare
@@ -68,9 +71,11 @@ class WarmupReport:
         return float(sum(self.timings.values()))
 
 
-def tiny_dataset(binarize: str = "none") -> Dataset:
-    """The built-in warm-up table, prepared with `binarize`."""
-    return prepare(parse_text(TINY_TABLE), PrepOptions(target="buys", binarize=binarize))
+def tiny_dataset(binarize: str = "none", drop_inconsistent: bool = False) -> Dataset:
+    """The built-in warm-up table, prepared with `binarize` (and without the
+    contradicting row for solvers that only accept consistent data)."""
+    return prepare(parse_text(TINY_TABLE), PrepOptions(target="buys", binarize=binarize,
+                                                       drop_inconsistent=drop_inconsistent))
 
 
 def _variants(name: str) -> list[str]:
@@ -101,7 +106,8 @@ def warm_up(names: list[str] | None = None,
             depth = {"depth": WARMUP_DEPTH} if any(p.name == "depth"
                                                    for p in solver.params) else {}
             for binarize in _variants(name):
-                train(tiny_dataset(binarize), name, depth, monitor=Monitor(None))
+                train(tiny_dataset(binarize, solver.consistent_only), name, depth,
+                      monitor=Monitor(None))
         except Exception as exc:  # noqa: BLE001 - reported, never fatal
             report.errors[name] = f"{type(exc).__name__}: {exc}"
             continue
@@ -110,3 +116,28 @@ def warm_up(names: list[str] | None = None,
         if on_solver is not None:
             on_solver(name, seconds)
     return report
+
+
+class _FirstCompile(event.Listener):
+    def __init__(self, callback: Callable[[], None]):
+        self.callback = callback
+
+    def on_start(self, ev) -> None:
+        if self.callback is not None:
+            callback, self.callback = self.callback, None
+            callback()
+
+    def on_end(self, ev) -> None:
+        pass
+
+
+@contextmanager
+def on_first_compile(callback: Callable[[], None]) -> Iterator[None]:
+    """Call `callback` once if numba starts compiling a kernel inside the block.
+
+    numba announces a compilation only when a kernel is missing from its disk cache,
+    so this is how the CLI tells a cold first run (seconds of compiling) from a warm
+    one without guessing.
+    """
+    with event.install_listener("numba:compile", _FirstCompile(callback)):
+        yield

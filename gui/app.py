@@ -15,10 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from engine.cli import main as cli_main
+from resources import SAMPLES_DIR
 
-CLI_COMMANDS = ("fit", "predict", "-h", "--help")
-SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "samples" / "loans.csv"
+CLI_COMMANDS = ("fit", "predict", "sweep", "-h", "--help")
+SAMPLE = SAMPLES_DIR / "loans.csv"
 HEADLESS_TIME_LIMIT = "30"  # seconds: the headless demo shows the best tree by then
+# Set to a number of seconds, the window quits on its own once its data is loaded and
+# the solvers are warm, printing what it saw; for packaging/smoke_test.py.
+SMOKE_EXIT = "ORCHARD_SMOKE_EXIT"
 
 
 def render_image(tree, path) -> None:
@@ -54,10 +58,40 @@ def install_excepthook(window) -> None:
     sys.excepthook = hook
 
 
+def quit_when_ready(app, window, seconds: float) -> None:
+    """Quit once the window has prepared its data and warmed up the solvers (status 0),
+    or with status 1 on a failure or after `seconds`; one line on stdout says which."""
+    from PySide6.QtCore import QTimer
+
+    seen = {}
+
+    def finish(status: int, text: str) -> None:
+        print(f"smoke: {text}", flush=True)
+        app.exit(status)
+        window.close()  # stops and waits for the work still running
+
+    def check(key, value) -> None:
+        seen[key] = value
+        if len(seen) < 2:
+            return
+        report = seen["warm"]
+        failures = report.errors if report is not None else "the warm-up crashed"
+        solvers = ", ".join(report.timings) if report is not None else "none"
+        finish(1 if failures or seen["data"] is None else 0,
+               f"'{window.windowTitle()}'; solvers warm: {solvers}; "
+               f"failures: {failures or 'none'}")
+
+    window.data_ready.connect(lambda data: check("data", data))
+    window.warmed_up.connect(lambda report: check("warm", report))
+    QTimer.singleShot(round(seconds * 1000), lambda: finish(
+        1, f"not ready after {seconds:g} s (seen: {sorted(seen)})"))
+
+
 def run_gui(data: str | None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from gui.main_window import MainWindow
+    from gui.worker import wait_for_workers
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Orchard")
@@ -65,7 +99,11 @@ def run_gui(data: str | None) -> int:
     window = MainWindow(data, warm_up=True)
     install_excepthook(window)
     window.show()
-    return app.exec()
+    if os.environ.get(SMOKE_EXIT):
+        quit_when_ready(app, window, float(os.environ[SMOKE_EXIT]))
+    status = app.exec()
+    wait_for_workers()
+    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -80,7 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if data is not None and not Path(data).is_file():
         print(f"orchard: The file '{data}' does not exist.", file=sys.stderr)
         return 2
-    return run_gui(data) if has_display() else run_headless(data)
+    # The smoke test opens the window even without a display (QT_QPA_PLATFORM=offscreen).
+    window = has_display() or os.environ.get(SMOKE_EXIT)
+    return run_gui(data) if window else run_headless(data)
 
 
 if __name__ == "__main__":

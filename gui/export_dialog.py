@@ -1,14 +1,16 @@
 """The Export dialog: pick formats, preview them, write them all into one folder.
 
 Pictures (PNG, SVG, PDF) are drawn by Qt from the same scene as the window's view;
-rules, Python, SQL, DOT and the JSON model come from `engine.export`.  Every file
+rules, Python, SQL, DOT and the JSON model come from `engine.export.write_export`,
+which writes trees and decision diagrams alike: the dialog offers the kinds the
+engine has for the model and previews exactly the file it would write.  Every file
 is written atomically (a failure leaves no half-written file) and any problem is
 reported in a dialog; the files written are listed in the dialog.
 """
 
 from __future__ import annotations
 
-import json
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,16 +34,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from engine.export import (
-    WRITERS,
-    nested_rules,
-    rule_list_text,
-    to_dot,
-    to_python,
-    to_sql,
-    write_export,
-)
+from engine.export import write_export
 from gui.image_export import save_tree_image
+from gui.models import export_kinds, scene_for
 from gui.worker import error_message
 
 PREVIEW_MAX_CHARS = 200_000
@@ -66,13 +61,6 @@ FORMATS = (
     Format("json", "Orchard model (JSON)", "-model.json", False, True),
     Format("dot", "Graphviz DOT", "-tree.dot", False, False),
 )
-TEXT_RENDERERS: dict[str, Callable] = {
-    "rules": lambda tree: nested_rules(tree) + "\n" + rule_list_text(tree),
-    "python": to_python,
-    "sql": to_sql,
-    "dot": to_dot,
-    "json": lambda tree: json.dumps(tree.to_dict(), indent=1),
-}
 
 
 def write_format(tree, fmt: Format, path: Path) -> None:
@@ -102,8 +90,9 @@ class ExportDialog(QDialog):
 
         splitter = QSplitter(Qt.Horizontal, self)
         self.format_list = QListWidget(splitter)
+        kinds = export_kinds(tree)
         for fmt in FORMATS:
-            if not fmt.image and fmt.key not in WRITERS:
+            if not fmt.image and fmt.key not in kinds:
                 continue
             item = QListWidgetItem(fmt.label, self.format_list)
             item.setData(Qt.UserRole, fmt.key)
@@ -195,18 +184,24 @@ class ExportDialog(QDialog):
             return
         self.preview.setCurrentWidget(self.text_preview)
         try:
-            text = TEXT_RENDERERS[key](self.tree)
+            text = self._file_text(key)
         except Exception as exc:  # noqa: BLE001 - shown, never fatal
             text = f"Cannot preview: {error_message(exc)}"
         if len(text) > PREVIEW_MAX_CHARS:
             text = text[:PREVIEW_MAX_CHARS] + "\n… (preview truncated; the file is complete)"
         self.text_preview.setPlainText(text)
 
+    def _file_text(self, kind: str) -> str:
+        """The very text the export of `kind` writes (written to a scratch folder)."""
+        with tempfile.TemporaryDirectory(prefix="orchard-preview-") as folder:
+            path = Path(folder) / f"preview.{kind}"
+            write_export(self.tree, path, kind)
+            return path.read_text(encoding="utf-8")
+
     def _thumbnail(self) -> QPixmap:
         if self._pixmap is not None:
             return self._pixmap
-        from gui.tree_scene import TreeScene
-        scene = TreeScene(self.tree)
+        scene = scene_for(self.tree)
         rect = scene.sceneRect()
         ratio = QGuiApplication.primaryScreen().devicePixelRatio() if \
             QGuiApplication.primaryScreen() else 1.0

@@ -1,4 +1,5 @@
-"""Save the picture of a tree as PNG, SVG or PDF (chosen by the file extension).
+"""Save the picture of a tree or decision diagram as PNG, SVG or PDF (chosen by the
+file extension), drawn by the same scene as the window's view (`gui.models.scene_for`).
 
 Used by the window's File > Export image and, headless, by the command line, so it
 creates its own Qt application when there is none, and on a Linux machine without
@@ -53,7 +54,7 @@ def ensure_gui_application():
 
 
 def save_tree_image(tree, path: str | os.PathLike) -> None:
-    """Draw `tree` into `path`: .png (2x, white background), .svg or .pdf."""
+    """Draw `tree` (or a diagram) into `path`: .png (2x, white background), .svg or .pdf."""
     path = Path(path)
     ext = path.suffix.lower()
     if ext not in FORMATS:
@@ -65,9 +66,9 @@ def save_tree_image(tree, path: str | os.PathLike) -> None:
         raise OrchardError(f"Cannot save '{path.name}': the folder '{folder}' does not exist.")
 
     ensure_gui_application()
-    from gui.tree_scene import TreeScene
+    from gui.models import scene_for
 
-    scene = TreeScene(tree)
+    scene = scene_for(tree)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=ext, dir=folder)
     except OSError as error:
@@ -153,7 +154,7 @@ def _write_svg(scene, tmp: str, title: str) -> None:
     generator.setViewBox(QRect(0, 0, width, height))
     generator.setResolution(SCREEN_DPI)
     generator.setTitle(title)
-    generator.setDescription("Decision tree drawn by Orchard")
+    generator.setDescription(f"{scene.description} drawn by Orchard")
     scene.always_detailed = True
     painter = QPainter()
     if not painter.begin(generator):

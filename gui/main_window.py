@@ -58,6 +58,7 @@ from gui.evaluation_box import EvaluationBox
 from gui.export_dialog import ExportDialog
 from gui.image_export import FORMATS as IMAGE_FORMATS
 from gui.image_export import save_tree_image
+from gui.models import is_model, size_text
 from gui.progress_chart import ProgressChart
 from gui.results_panel import ResultsPanel
 from gui.runs import RunRecord, run_task, status_text
@@ -66,6 +67,7 @@ from gui.session import Session, is_session_file, load_session, save_session
 from gui.status_bar import RunFigures
 from gui.tree_view import TreeView
 from gui.worker import Worker, error_message
+from resources import SAMPLES_DIR
 
 try:  # the text exports (rules, code, ...) come with the engine's export package
     from engine.export import WRITERS as EXPORT_WRITERS
@@ -73,7 +75,6 @@ try:  # the text exports (rules, code, ...) come with the engine's export packag
 except ImportError:  # pragma: no cover - depends on the engine's version
     EXPORT_WRITERS, write_export = {}, None
 
-SAMPLES_DIR = Path(__file__).resolve().parents[1] / "resources" / "samples"
 
 # Export kind -> (menu text, file extension); kinds not listed use their own name.
 EXPORT_KINDS = {
@@ -385,7 +386,7 @@ class MainWindow(QMainWindow):
         self.run_action.setEnabled(can_run)
         self.stop_button.setEnabled(self.running)
         self.stop_action.setEnabled(self.running)
-        has_tree = self.tree is not None and hasattr(self.tree, "branch_conditions")
+        has_tree = is_model(self.tree)
         for a in (self.export_action, self.export_image_action, *self.export_actions.values()):
             a.setEnabled(has_tree)
         self.save_session_action.setEnabled(self.path is not None or bool(self.results.runs))
@@ -745,8 +746,9 @@ class MainWindow(QMainWindow):
         """Give a solver that needs 0/1 features its default binarisation, and say so."""
         spec = default_binarization(self.algorithm())
         title = get_solver(self.algorithm()).title
-        note = (f"{title} needs 0/1 features, so binarisation was switched to "
-                f"{spec.replace('quantile:', '')} quantile bins.")
+        how = ("a threshold at every midpoint" if spec == "midpoints"
+               else f"{spec.replace('quantile:', '')} quantile bins")
+        note = f"{title} needs 0/1 features, so binarisation was switched to {how}."
         self._switch_note = (note, spec)
         self.data_panel.set_binarize(spec, notify=notify)   # prepares again if notified
         if notify:
@@ -858,7 +860,7 @@ class MainWindow(QMainWindow):
 
     def _show_tree(self, tree) -> None:
         self.tree = tree
-        if hasattr(tree, "branch_conditions"):
+        if is_model(tree):
             self.view.show_tree(tree)
         else:
             self.view.show_message("This kind of model cannot be drawn yet.")
@@ -912,8 +914,8 @@ class MainWindow(QMainWindow):
             parts.append(f"lower bound {_format_count(run.lower_bound)}")
         parts.append(run.status_text)
         parts.append(f"{run.time_s:.2f} s")
-        if hasattr(run.tree, "n_leaves"):
-            parts.append(f"depth {run.tree.depth}, {run.tree.n_leaves} leaves")
+        if is_model(run.tree):
+            parts.append(size_text(run.tree))
         return " · ".join(parts)
 
     # ================================================================= results

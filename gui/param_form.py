@@ -1,6 +1,7 @@
 """A form generated from a solver's parameter schema (`Solver.params`).
 
-int -> spin box, float -> decimal spin box, bool -> check box, choice -> drop-down;
+int -> spin box, float -> decimal spin box, bool -> check box, choice -> drop-down,
+text -> line edit;
 each with the schema's range and its help as tooltip.  `depth` is left out: the
 window gives it its own control because every tree solver has it.  Values typed for
 one algorithm are remembered when the user switches to another and back.
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QLabel,
+    QLineEdit,
     QSpinBox,
     QWidget,
 )
@@ -91,6 +93,10 @@ class ParamForm(QWidget):
             box.setChecked(bool(param.default))
             box.toggled.connect(self.changed)
             return box
+        if param.kind == "text":
+            line = QLineEdit(str(param.default), self)
+            line.textChanged.connect(self.changed)
+            return line
         combo = QComboBox(self)
         for choice in param.choices:
             combo.addItem(str(choice), choice)
@@ -108,6 +114,8 @@ class ParamForm(QWidget):
                 out[param.name] = editor.isChecked()
             elif isinstance(editor, QComboBox):
                 out[param.name] = editor.currentData()
+            elif isinstance(editor, QLineEdit):
+                out[param.name] = editor.text()
             elif isinstance(editor, QSpinBox):
                 out[param.name] = int(editor.value())
             else:
@@ -125,6 +133,8 @@ class ParamForm(QWidget):
                     editor.setChecked(bool(value))
                 elif isinstance(editor, QComboBox):
                     editor.setCurrentIndex(max(0, editor.findData(value)))
+                elif isinstance(editor, QLineEdit):
+                    editor.setText(str(value))
                 elif isinstance(editor, QSpinBox):
                     editor.setValue(int(value))
                 else:

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gui.models import is_model, kind_name, size_text
 from gui.runs import RunRecord
 
 HINT_COLOUR = "#505863"
@@ -118,6 +119,9 @@ class HistoryModel(QAbstractTableModel):
     def headerData(self, section, orientation, role=Qt.DisplayRole):
         if orientation == Qt.Horizontal and role == Qt.DisplayRole:
             return HISTORY_COLUMNS[section]
+        if orientation == Qt.Horizontal and role == Qt.ToolTipRole and \
+                HISTORY_COLUMNS[section] == "Leaves":
+            return "Leaves of a tree; arcs into the class terminals of a decision diagram"
         return None
 
     def cell(self, run: RunRecord, column: int) -> str:
@@ -128,7 +132,7 @@ class HistoryModel(QAbstractTableModel):
             str(run.data_settings.get("binarize", "")), f"{run.n_features:,}",
             percent(run.train_accuracy), percent(run.test_accuracy), count(run.train_error),
             count(run.lower_bound), run.status_text, f"{run.time_s:.2f} s",
-            str(tree.n_leaves) if hasattr(tree, "n_leaves") else "")
+            str(tree.n_leaves) if is_model(tree) else "")
         return values[column]
 
     def data(self, index: QModelIndex, role=Qt.DisplayRole):
@@ -258,9 +262,8 @@ class ResultsPanel(QWidget):
                 rows.append(("Per fold", ", ".join(percent(a) for a in ev.test_accuracies)))
         elif fold_text:
             rows.append(("Test accuracy", fold_text))
-        if hasattr(tree, "n_leaves"):
-            rows.append(("Tree", (f"depth {tree.depth}, {tree.n_leaves} leaves, "
-                                  f"{tree.n_nodes} nodes")))
+        if is_model(tree):
+            rows.append((kind_name(tree), size_text(tree)))
         rows.append(("Data", (f"{run.n_rows:,} rows, {run.n_features:,} features, "
                               f"binarisation {run.data_settings.get('binarize', '?')}, "
                               f"target '{run.data_settings.get('target', '?')}'")))

@@ -22,7 +22,7 @@ import numpy as np
 from engine.data.dataset import Dataset
 from engine.evaluation import CrossValidation, Evaluation
 from engine.metrics import confusion_matrix
-from engine.model.tree import Tree
+from engine.model import model_from_dict
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Result, Status
@@ -158,7 +158,7 @@ class RunRecord:
     @classmethod
     def from_dict(cls, d: dict) -> RunRecord:
         model = d.get("model")
-        tree = Tree.from_dict(model) if model else None
+        tree = model_from_dict(model) if model else None
         evaluation = Evaluation.from_dict(d["evaluation"]) if d.get("evaluation") else None
         return cls(int(d["number"]), str(d["algorithm"]), dict(d.get("params", {})),
                    dict(d.get("data_settings", {})), int(d["n_rows"]), int(d["n_features"]),

@@ -4,8 +4,10 @@
 
 Writes data-loaded.png (preview and column settings), live-training.png (blossom
 improving its tree, mid-run), finished-tree.png (an optimal tree, one path
-highlighted), results.png (history of three runs, two curves compared) and
-export-dialog.png (the Export dialog over the window, whole screen).
+highlighted), results.png (history of three runs, two curves compared),
+export-dialog.png (the Export dialog over the window, whole screen) and diagram.png
+(an `odd` decision diagram, every path into one class terminal highlighted).
+`... -m gui.screenshots docs/screenshots diagram` takes only the last one.
 """
 
 from __future__ import annotations
@@ -47,15 +49,18 @@ def _run(app, window, algorithm: str, depth: int) -> None:
     window.run_ended.disconnect()
 
 
-def take(folder: Path) -> list[Path]:
+def _open_window(folder: Path):
     folder.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication([sys.argv[0]])
     window = MainWindow(warm_up=True)
     window.setGeometry(0, 0, 1400, 900)
     window.show()
     _wait(app, lambda: window.warmup_report is not None, 600)
-    shots = []
+    return app, window
 
+
+def _shooter(app, window, folder: Path, shots: list[Path]):
+    """`shoot(name, dialog=None)`: save the window (or the screen with `dialog`)."""
     def shoot(name: str, dialog=None) -> None:
         _pump(app, 0.5)
         path = folder / name
@@ -74,6 +79,37 @@ def take(folder: Path) -> list[Path]:
             painter.end()
         pixmap.save(str(path))
         shots.append(path)
+    return shoot
+
+
+def _diagram(app, window, shoot) -> None:
+    """`odd` at depth 3 on play_tennis (proven optimal in seconds), hovering the class
+    terminal the most paths reach, so all of them are highlighted.  `odd` takes the
+    features as they are, so binarisation is turned off (as a first run would have it)."""
+    window.set_algorithm("odd")
+    window.data_panel.set_binarize("none", notify=False)
+    window.load_path(SAMPLES_DIR / "play_tennis.csv")
+    _wait(app, lambda: not window.loading)
+    _run(app, window, "odd", 3)
+    window.tabs.setCurrentIndex(TAB_TREE)
+    scene = window.view.tree_scene()
+    scene.hover_node(max(scene.tree.terminals_used, key=scene.count_paths))
+    shoot("diagram.png")
+    scene.hover_node(None)
+
+
+def take_diagram(folder: Path) -> list[Path]:
+    app, window = _open_window(folder)
+    shots: list[Path] = []
+    _diagram(app, window, _shooter(app, window, folder, shots))
+    window.close()
+    return shots
+
+
+def take(folder: Path) -> list[Path]:
+    app, window = _open_window(folder)
+    shots: list[Path] = []
+    shoot = _shooter(app, window, folder, shots)
 
     # 1. data loaded
     window.set_algorithm("blossom")
@@ -126,10 +162,14 @@ def take(folder: Path) -> list[Path]:
     dialog.move(window.geometry().center() - dialog.rect().center())
     shoot("export-dialog.png", dialog=dialog)
     dialog.close()
+
+    # 6. a decision diagram
+    _diagram(app, window, shoot)
     window.close()
     return shots
 
 
 if __name__ == "__main__":
-    for shot in take(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots")):
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots")
+    for shot in (take_diagram if sys.argv[2:] == ["diagram"] else take)(target):
         print(shot)

@@ -17,6 +17,10 @@ tells the window which tests lead there).  A scene can be built in slices
 (`deferred=True`, then `build_step(budget)` until it returns True) so the view can
 draw a 2000-node incumbent without holding the event loop for more than a few
 milliseconds at a time; tooltips are composed only when a node is first hovered.
+
+`ModelScene` is what every model's drawing shares with the view and the exports
+(hover, slices, legend, scene bounds); `gui.diagram_scene` draws decision diagrams
+with the same items, style and colours.
 """
 
 from __future__ import annotations
@@ -107,7 +111,9 @@ def _level_of_detail(painter: QPainter) -> float:
 
 
 @dataclass(frozen=True)
-class _Style:
+class BoxStyle:
+    """Fonts and the one box size of a drawing, measured on the texts it shows."""
+
     title_font: QFont
     leaf_font: QFont
     small_font: QFont
@@ -115,13 +121,39 @@ class _Style:
     box_height: float
     title_height: float
     small_height: float
+    fits: dict  # "title" / "leaf" / "small" -> (its metrics, characters that always fit)
+
+    @classmethod
+    def measure(cls, tests: list[str], classes: list[str], subtitles: list[str],
+                max_width: float = MAX_BOX_WIDTH) -> BoxStyle:
+        """Boxes wide enough for the widest test, class name and subtitle (capped)."""
+        title_font, leaf_font = _font(FONT_TITLE_PX), _font(FONT_TITLE_PX, bold=True)
+        small_font = _font(FONT_SMALL_PX)
+        tm, lm, sm = (QFontMetricsF(f) for f in (title_font, leaf_font, small_font))
+        widest = max(_widest(tm, tests), _widest(lm, classes), _widest(sm, subtitles))
+        box_width = min(max(widest + 2 * PAD + 6, MIN_BOX_WIDTH), max_width)
+        title_height, small_height = tm.height() + 2, sm.height()
+        box_height = PAD + title_height + 1 + small_height + 5 + BAR_HEIGHT + PAD
+        text_width = box_width - 2 * PAD
+        fits = {kind: (m, int(text_width // max(m.maxWidth(), 1.0)))
+                for kind, m in (("title", tm), ("leaf", lm), ("small", sm))}
+        return cls(title_font, leaf_font, small_font, box_width, box_height, title_height,
+                   small_height, fits)
+
+    def fitted(self, kind: str, text: str, mode=Qt.ElideMiddle) -> str:
+        """`text` in the font `kind`, elided to the width inside a box if too long
+        (only texts that might be too long are measured: 2000 nodes stay fast)."""
+        metrics, safe = self.fits[kind]
+        if len(text) <= safe:
+            return text
+        return metrics.elidedText(text, mode, self.box_width - 2 * PAD)
 
 
 class NodeItem(QGraphicsItem):
     """One tree node: its box, its two lines of text and its class-distribution bar."""
 
     def __init__(self, node: int, title: str, subtitle: str, fractions: list[float],
-                 leaf_class: int | None, style: _Style,
+                 leaf_class: int | None, style: BoxStyle,
                  tooltip: str | Callable[[], str]):
         super().__init__()
         self.node = node
@@ -244,26 +276,32 @@ def _label_size(font: QFont, label: str) -> tuple[float, float]:
     return _LABEL_SIZES[key]
 
 
-class EdgeItem(QGraphicsItem):
-    """Elbow connector from a parent's bottom to a child's top, labelled yes / no."""
+def elbow(start: QPointF, end: QPointF) -> tuple[QPainterPath, QPointF]:
+    """A tree's connector from a parent's bottom to a child's top, and where its label
+    goes: on the drop into the child, so siblings' labels never meet."""
+    mid_y = start.y() + (end.y() - start.y()) * 0.3
+    path = QPainterPath(start)
+    path.lineTo(start.x(), mid_y)
+    path.lineTo(end.x(), mid_y)
+    path.lineTo(end)
+    return path, QPointF(end.x(), mid_y + (end.y() - mid_y) / 2)
 
-    def __init__(self, parent_node: int, child_node: int, start: QPointF, end: QPointF,
-                 label: str, condition: str, font: QFont):
+
+class EdgeItem(QGraphicsItem):
+    """A connector from a parent to a child along `path`, labelled yes / no at
+    `label_at` (the scene chooses both: elbows in a tree, curves in a diagram)."""
+
+    def __init__(self, parent_node: int, child_node: int, path: QPainterPath,
+                 label_at: QPointF, label: str, condition: str, font: QFont):
         super().__init__()
         self.parent_node = parent_node
         self.child_node = child_node
         self.label = label            # "yes" or "no"
         self.condition = condition    # the branch condition in full
         self._font = font
-        mid_y = start.y() + (end.y() - start.y()) * 0.3
-        path = QPainterPath(start)
-        path.lineTo(start.x(), mid_y)
-        path.lineTo(end.x(), mid_y)
-        path.lineTo(end)
         self._path = path
         w, h = _label_size(font, label)
-        label_y = mid_y + (end.y() - mid_y) / 2
-        self._label_rect = QRectF(end.x() - w / 2, label_y - h / 2, w, h)
+        self._label_rect = QRectF(label_at.x() - w / 2, label_at.y() - h / 2, w, h)
         self._bounds = path.boundingRect().united(self._label_rect).adjusted(-2, -2, 2, 2)
         self._pen = QPen(EDGE, 1.4)
         self._pen.setCosmetic(False)
@@ -398,35 +436,49 @@ def _widest(metrics: QFontMetricsF, texts: list[str]) -> float:
     return max(metrics.horizontalAdvance(t) for t in longest)
 
 
-def _count_text(total: float) -> str:
+def count_text(total: float) -> str:
     return f"{format_number(total)} row{'' if total == 1 else 's'}"
 
 
-class TreeScene(QGraphicsScene):
-    """The drawing of one tree; `node_items[i]` is node i's box (None if unreachable).
+def leaf_subtitle(right: float, total: float) -> str:
+    """What a leaf (or class terminal) says under its class: `12 of 14 rows`."""
+    return f"{format_number(right)} of {count_text(total)}" if total > 0 else "no rows"
 
-    `deferred=True` only prepares; `build_step(budget)` then adds the items a slice
-    at a time and returns True once the drawing is complete (`complete`).
+
+def class_counts(values, names: list[str]) -> str:
+    """`Rows per class: no: 20, yes: 2`, the last line of every node's tooltip."""
+    return "Rows per class: " + ", ".join(f"{names[k]}: {format_number(float(v))}"
+                                          for k, v in enumerate(values))
+
+
+class ModelScene(QGraphicsScene):
+    """What the view, the window and the picture exports use of any model's drawing.
+
+    `tree` is the model drawn (a `Tree` here, a `Diagram` in `DiagramScene`),
+    `node_items[i]` node i's box (None where nothing is drawn), `edge_items` the
+    connectors.  Hovering a node highlights what the subclass's `_highlight` names and
+    `hover_text` puts it in words.  `deferred=True` only prepares; `build_step(budget)`
+    then runs the subclass's `_build_steps` generator a slice at a time and returns
+    True once the drawing is complete (`complete`).
     """
 
     path_hovered = Signal(object)   # node under the mouse (int), or None
     STEP_ITEMS = 48                 # items added between two checks of the budget
+    description = "Decision tree"   # what the picture shows, for image metadata
 
-    def __init__(self, tree: Tree, parent=None, deferred: bool = False):
+    def __init__(self, model, n_nodes: int, parent=None):
         super().__init__(parent)
-        self.tree = tree
+        self.tree = model
         self.always_detailed = False
         self.complete = False
         self.hovered_node: int | None = None
         self.setBackgroundBrush(Qt.white)
         self.setItemIndexMethod(QGraphicsScene.BspTreeIndex)
-        self.node_items: list[NodeItem | None] = [None] * tree.n_nodes
+        self.node_items: list[NodeItem | None] = [None] * n_nodes
         self.edge_items: list[EdgeItem] = []
-        self._edge_to: dict[int, EdgeItem] = {}   # child node -> the edge entering it
-        self.parent_of = np.full(tree.n_nodes, -1, dtype=np.int64)
-        internal = np.flatnonzero(tree.feature >= 0)
-        self.parent_of[tree.left[internal]] = internal
-        self.parent_of[tree.right[internal]] = internal
+
+    def _start(self, deferred: bool) -> None:
+        """Begin the build (subclasses call this once their own state is set)."""
         self._steps = self._build_steps()
         if not deferred:
             self.build_step(None)
@@ -441,32 +493,24 @@ class TreeScene(QGraphicsScene):
         return out
 
     # ------------------------------------------------------------------ hover
-    def path_to(self, node: int) -> list[int]:
-        """Nodes from the root down to `node`."""
-        path = [int(node)]
-        while self.parent_of[path[-1]] >= 0:
-            path.append(int(self.parent_of[path[-1]]))
-        return path[::-1]
+    def _highlight(self, node: int) -> tuple[set[int], set[tuple[int, int]]]:
+        """Nodes and (parent, child) arcs to highlight when `node` is hovered."""
+        raise NotImplementedError
 
-    def path_conditions(self, node: int) -> list[str]:
-        """The branch conditions a row satisfies to reach `node`, from the root."""
-        path = self.path_to(node)
-        out = []
-        for parent, child in pairwise(path):
-            left_text, right_text = self.tree.branch_conditions(parent)
-            out.append(left_text if self.tree.left[parent] == child else right_text)
-        return out
+    def hover_text(self, node: int) -> str:
+        """The conditions leading to `node`, for the line under the drawing."""
+        raise NotImplementedError
 
     def hover_node(self, node: int | None) -> None:
-        """Highlight the path from the root to `node` (None: no highlight)."""
+        """Highlight the way from the root to `node` (None: no highlight)."""
         if node == self.hovered_node:
             return
-        on_path = set(self.path_to(node)) if node is not None else set()
+        nodes, arcs = self._highlight(node) if node is not None else (set(), set())
         for item in self.node_items:
             if item is not None:
-                item.set_highlighted(item.node in on_path)
-        for child, edge in self._edge_to.items():
-            edge.set_highlighted(child in on_path)
+                item.set_highlighted(item.node in nodes)
+        for edge in self.edge_items:
+            edge.set_highlighted((edge.parent_node, edge.child_node) in arcs)
         self.hovered_node = node
         self.path_hovered.emit(node)
 
@@ -486,6 +530,63 @@ class TreeScene(QGraphicsScene):
 
     def _build_steps(self):
         """The build as a generator: each `yield` is a point where it may pause."""
+        raise NotImplementedError
+
+    def _add_legend(self, names: list[str], style: BoxStyle, x: float,
+                    extent: QRectF) -> None:
+        """The class key above the drawing, from `x`; the scene covers both and a margin.
+
+        `extent` is the drawing's own, known from the layout (cheaper than asking every
+        item for its bounds)."""
+        legend = LegendItem(names, style.small_font)
+        legend.setPos(x, -legend.boundingRect().height() - 18)
+        self.addItem(legend)
+        self.legend = legend
+        bounds = extent.united(QRectF(legend.pos(), legend.boundingRect().size()))
+        self.setSceneRect(bounds.adjusted(-MARGIN - 2, -MARGIN - 2, MARGIN + 2, MARGIN + 2))
+
+
+class TreeScene(ModelScene):
+    """The drawing of one tree; `node_items[i]` is node i's box (None if unreachable)."""
+
+    def __init__(self, tree: Tree, parent=None, deferred: bool = False):
+        super().__init__(tree, tree.n_nodes, parent)
+        self.parent_of = np.full(tree.n_nodes, -1, dtype=np.int64)
+        internal = np.flatnonzero(tree.feature >= 0)
+        self.parent_of[tree.left[internal]] = internal
+        self.parent_of[tree.right[internal]] = internal
+        self._start(deferred)
+
+    # ------------------------------------------------------------------ hover
+    def path_to(self, node: int) -> list[int]:
+        """Nodes from the root down to `node`."""
+        path = [int(node)]
+        while self.parent_of[path[-1]] >= 0:
+            path.append(int(self.parent_of[path[-1]]))
+        return path[::-1]
+
+    def path_conditions(self, node: int) -> list[str]:
+        """The branch conditions a row satisfies to reach `node`, from the root."""
+        path = self.path_to(node)
+        out = []
+        for parent, child in pairwise(path):
+            left_text, right_text = self.tree.branch_conditions(parent)
+            out.append(left_text if self.tree.left[parent] == child else right_text)
+        return out
+
+    def _highlight(self, node: int) -> tuple[set[int], set[tuple[int, int]]]:
+        path = self.path_to(node)
+        return set(path), set(pairwise(path))
+
+    def hover_text(self, node: int) -> str:
+        conditions = self.path_conditions(node)
+        text = " → ".join(conditions) if conditions else "root"
+        if self.tree.is_leaf(node):
+            text += f"  ⇒  {self.tree.class_names[self.tree.label[node]]}"
+        return text
+
+    # ------------------------------------------------------------------- build
+    def _build_steps(self):
         tree = self.tree
         names = [str(c) for c in tree.class_names]
         order, slot, depth = tree_layout(tree)
@@ -500,36 +601,17 @@ class TreeScene(QGraphicsScene):
             total = totals[node]
             if is_leaf[node]:
                 titles[node] = names[labels[node]]
-                right = value[node][labels[node]]
-                subtitles[node] = (f"{format_number(right)} of {_count_text(total)}"
-                                   if total > 0 else "no rows")
+                subtitles[node] = leaf_subtitle(value[node][labels[node]], total)
             else:
                 titles[node] = tree.condition(node, True)
-                subtitles[node] = _count_text(total)
+                subtitles[node] = count_text(total)
             if i % 256 == 255:
                 yield
 
-        title_font, leaf_font = _font(FONT_TITLE_PX), _font(FONT_TITLE_PX, bold=True)
-        small_font = _font(FONT_SMALL_PX)
-        tm, lm, sm = (QFontMetricsF(f) for f in (title_font, leaf_font, small_font))
-        widest = max([_widest(tm, [titles[n] for n in order if not is_leaf[n]]),
-                      _widest(lm, [titles[n] for n in order if is_leaf[n]]),
-                      _widest(sm, list(subtitles.values()))])
-        box_width = min(max(widest + 2 * PAD + 6, MIN_BOX_WIDTH), MAX_BOX_WIDTH)
-        title_height, small_height = tm.height() + 2, sm.height()
-        box_height = PAD + title_height + 1 + small_height + 5 + BAR_HEIGHT + PAD
-        style = _Style(title_font, leaf_font, small_font, box_width, box_height,
-                       title_height, small_height)
-        text_width = box_width - 2 * PAD
-        # Texts of at most this many characters fit without measuring them.
-        safe_chars = {id(m): int(text_width // max(m.maxWidth(), 1.0))
-                      for m in (tm, lm, sm)}
-
-        def fitted(metrics: QFontMetricsF, text: str, mode) -> str:
-            if len(text) <= safe_chars[id(metrics)]:
-                return text
-            return metrics.elidedText(text, mode, text_width)
-
+        style = BoxStyle.measure([titles[n] for n in order if not is_leaf[n]],
+                                 [titles[n] for n in order if is_leaf[n]],
+                                 list(subtitles.values()))
+        box_width, box_height = style.box_width, style.box_height
         slot_width = box_width + H_GAP
         row_height = box_height + V_GAP
         positions: dict[int, QPointF] = {}
@@ -539,8 +621,8 @@ class TreeScene(QGraphicsScene):
             total = totals[node]
             fractions = [v / total for v in value[node]] if total > 0 else []
             leaf = is_leaf[node]
-            title = fitted(lm if leaf else tm, titles[node], Qt.ElideMiddle)
-            subtitle = fitted(sm, subtitles[node], Qt.ElideRight)
+            title = style.fitted("leaf" if leaf else "title", titles[node])
+            subtitle = style.fitted("small", subtitles[node], Qt.ElideRight)
             item = NodeItem(node, title, subtitle, fractions,
                             labels[node] if leaf else None, style,
                             partial(node_tooltip, tree, node, names, titles[node]))
@@ -561,37 +643,26 @@ class TreeScene(QGraphicsScene):
                                      (tree.right[node], right_text)):
                 child = int(child)
                 label = "yes" if condition == test else "no"
-                edge = EdgeItem(node, child, start, positions[child], label, condition,
-                                small_font)
+                edge = EdgeItem(node, child, *elbow(start, positions[child]), label,
+                                condition, style.small_font)
                 self.addItem(edge)
                 self.edge_items.append(edge)
-                self._edge_to[child] = edge
             count += 1
             if count % (self.STEP_ITEMS // 2) == 0:
                 yield
 
-        legend = LegendItem(names, small_font)
-        legend.setPos(-box_width / 2, -legend.boundingRect().height() - 18)
-        self.addItem(legend)
-        self.legend = legend
-        # The drawing's extent follows from the layout (cheaper than asking every item).
         xs = [slot[n] for n in order]
-        left = min(min(xs) * slot_width - box_width / 2, legend.pos().x())
-        right = max(max(xs) * slot_width + box_width / 2,
-                    legend.pos().x() + legend.boundingRect().width())
-        top = legend.pos().y()
+        left = min(xs) * slot_width - box_width / 2
+        right = max(xs) * slot_width + box_width / 2
         bottom = max(depth[n] for n in order) * row_height + box_height
-        self.setSceneRect(QRectF(left, top, right - left, bottom - top)
-                          .adjusted(-MARGIN - 2, -MARGIN - 2, MARGIN + 2, MARGIN + 2))
+        self._add_legend(names, style, -box_width / 2, QRectF(left, 0, right - left, bottom))
 
 
 def node_tooltip(tree: Tree, node: int, names: list[str], title: str) -> str:
     """A node's tooltip (composed when first hovered; holds no reference to the scene,
     so a replaced drawing is freed at once rather than by the garbage collector)."""
-    counts = ", ".join(f"{names[k]}: {format_number(float(v))}"
-                       for k, v in enumerate(tree.value[node]))
     if tree.is_leaf(node):
         head = f"Leaf predicting {names[tree.label[node]]}"
     else:
         head = f"Split: {title}"
-    return f"{head}\nRows per class: {counts}"
+    return f"{head}\n{class_counts(tree.value[node], names)}"

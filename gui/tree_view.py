@@ -1,12 +1,14 @@
-"""The zoomable, pannable view of a tree scene (mouse wheel zooms, dragging pans).
+"""The zoomable, pannable view of a tree or diagram scene (mouse wheel zooms,
+dragging pans); `gui.models.scene_for` picks the drawing for the model.
 
 Until the user zooms or pans, the view keeps the whole tree fitted to the window,
 also while a solver replaces the tree with better ones; `fit()` returns to that.
 
-Large trees are built in slices of a few milliseconds (`TreeScene.build_step`) while
+Large trees are built in slices of a few milliseconds (`ModelScene.build_step`) while
 the previous drawing stays on screen, so a live run never stalls the event loop;
 `tree_shown(tree)` says when a tree is on screen.  Hovering a node highlights its
-path from the root and `path_hovered(text)` gives that path's conditions.
+path from the root (every path, in a diagram) and `path_hovered(text)` gives the
+conditions along it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QTransform
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
 
-from gui.tree_scene import TEXT_LOD, TreeScene
+from gui.models import scene_for
+from gui.tree_scene import TEXT_LOD, ModelScene
 
 MAX_SCALE = 4.0
 MAX_FIT_SCALE = 1.25    # small trees are not blown up beyond this
@@ -44,7 +47,7 @@ class TreeView(QGraphicsView):
         self._auto_fit = True
         self._dragging = False
         self.tree = None
-        self._building: TreeScene | None = None   # scene being built in slices
+        self._building: ModelScene | None = None  # scene being built in slices
         self._next_tree = None                    # newest tree waiting for its turn
         self._build_timer = QTimer(self)
         self._build_timer.setSingleShot(True)
@@ -62,12 +65,12 @@ class TreeView(QGraphicsView):
         """
         if wait or (tree.n_nodes <= SYNC_NODES and self._building is None):
             self._cancel_build()
-            self._present(TreeScene(tree, self))
+            self._present(scene_for(tree, self))
             return
         if self._building is not None:
             self._next_tree = tree
             return
-        self._building = TreeScene(tree, self, deferred=True)
+        self._building = scene_for(tree, self, deferred=True)
         self._build_timer.start()
 
     @property
@@ -93,7 +96,7 @@ class TreeView(QGraphicsView):
             self._building.deleteLater()
         self._building, self._next_tree = None, None
 
-    def _present(self, scene: TreeScene) -> None:
+    def _present(self, scene: ModelScene) -> None:
         old_center = self.mapToScene(self.viewport().rect().center())
         self._replace_scene(scene)
         scene.path_hovered.connect(self._hovered)
@@ -109,11 +112,7 @@ class TreeView(QGraphicsView):
         if scene is None or node is None:
             self.path_hovered.emit("")
             return
-        conditions = scene.path_conditions(node)
-        text = " → ".join(conditions) if conditions else "root"
-        if scene.tree.is_leaf(node):
-            text += f"  ⇒  {scene.tree.class_names[scene.tree.label[node]]}"
-        self.path_hovered.emit(text)
+        self.path_hovered.emit(scene.hover_text(node))
 
     def leaveEvent(self, event) -> None:
         scene = self.tree_scene()
@@ -136,9 +135,9 @@ class TreeView(QGraphicsView):
         self.resetTransform()
         self._auto_fit = True
 
-    def tree_scene(self) -> TreeScene | None:
+    def tree_scene(self) -> ModelScene | None:
         scene = self.scene()
-        return scene if isinstance(scene, TreeScene) else None
+        return scene if isinstance(scene, ModelScene) else None
 
     def _replace_scene(self, scene: QGraphicsScene) -> None:
         old = self.scene()

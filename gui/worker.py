@@ -46,6 +46,14 @@ def error_message(exc: BaseException) -> str:
 _LIVE: set[Worker] = set()  # started workers, kept alive until their thread has ended
 
 
+def wait_for_workers() -> None:
+    """Block until every started worker's thread has ended.  Called after the event
+    loop, since a thread that just emitted its last signal may still be running, and
+    Qt aborts the process if its QThread is destroyed at exit."""
+    for worker in list(_LIVE):
+        worker.wait()
+
+
 class _Thread(QThread):
     def __init__(self, worker: Worker):
         super().__init__()

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QSpinBox
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, QSpinBox
 from test_gui_render import full_tree
 from test_gui_support import (  # noqa: F401
     LOAD_TIMEOUT,
@@ -189,7 +189,7 @@ def test_algorithm_picker_describes_each_solver(qtbot):
 def test_parameter_form_is_built_from_the_schema(qtbot):
     win = open_window(qtbot)
     kinds = {"int": QSpinBox, "float": QDoubleSpinBox, "bool": QCheckBox,
-             "choice": QComboBox}
+             "choice": QComboBox, "text": QLineEdit}
     for name in solver_names():
         win.set_algorithm(name)
         params = [p for p in get_solver(name).params if p.name != "depth"]

@@ -1,6 +1,7 @@
 """Exports of a trained tree: rules, Python, SQL, Graphviz DOT and the JSON model.
 
-`write_export` is the one entry point the CLI and the GUI use for a tree, and
+`write_export` is the one entry point the CLI and the GUI use for a tree or a
+decision diagram (`DIAGRAM_WRITERS`, same kinds, from `export.diagram`), and
 `write_predictions` writes the CSV of `orchard predict --out`.  Both go through
 `write_atomically`, so an export that fails (or is interrupted) never leaves a
 half-written file behind, and an existing file is only replaced by a complete one.
@@ -14,18 +15,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.errors import ParameterError
+from engine.export.diagram import (
+    diagram_dot,
+    diagram_python,
+    diagram_rules,
+    diagram_sql,
+)
 from engine.export.dot import to_dot
 from engine.export.files import write_atomically
 from engine.export.predictions import write_predictions
 from engine.export.python_code import to_python
 from engine.export.rules import flat_rules, nested_rules, rule_list_text
 from engine.export.sql import to_sql
+from engine.model.diagram import Diagram
 
 if TYPE_CHECKING:
     from engine.model.tree import Tree
 
-__all__ = ["WRITERS", "flat_rules", "nested_rules", "rule_list_text", "to_dot",
-           "to_python", "to_sql", "write_atomically", "write_export", "write_predictions"]
+__all__ = ["DIAGRAM_WRITERS", "WRITERS", "flat_rules", "model_rules", "nested_rules",
+           "rule_list_text", "to_dot", "to_python", "to_sql", "write_atomically",
+           "write_export", "write_predictions"]
 
 
 def _text(render: Callable[[Tree], str]) -> Callable[[Tree, Path], None]:
@@ -50,9 +59,24 @@ WRITERS: dict[str, Callable[[Tree, Path], None]] = {
 }
 
 
-def write_export(tree: Tree, path: str | Path, kind: str) -> None:
-    """Write `tree` to `path` as `kind` (one of WRITERS), atomically."""
-    writer = WRITERS.get(kind)
+# Export kind -> writer(diagram, path): the same kinds for decision diagrams.
+DIAGRAM_WRITERS: dict[str, Callable[[Diagram, Path], None]] = {
+    "rules": _text(diagram_rules),
+    "python": _text(diagram_python),
+    "sql": _text(diagram_sql),
+    "dot": _text(diagram_dot),
+    "json": lambda diagram, path: diagram.save(path),
+}
+
+
+def model_rules(model: Tree | Diagram) -> str:
+    """The readable text the CLI prints after training: nested rules or the node list."""
+    return diagram_rules(model) if isinstance(model, Diagram) else nested_rules(model)
+
+
+def write_export(tree: Tree | Diagram, path: str | Path, kind: str) -> None:
+    """Write a tree or diagram to `path` as `kind` (one of WRITERS), atomically."""
+    writer = (DIAGRAM_WRITERS if isinstance(tree, Diagram) else WRITERS).get(kind)
     if writer is None:
         raise ParameterError(f"Unknown export '{kind}': use {', '.join(WRITERS)}.")
     write_atomically(path, lambda temporary: writer(tree, temporary))

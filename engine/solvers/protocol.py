@@ -27,7 +27,7 @@ class Status(str, Enum):
 
 @dataclass(frozen=True)
 class Param:
-    """One solver parameter: `kind` is int, float, bool or choice."""
+    """One solver parameter: `kind` is int, float, bool, choice or text (free text)."""
 
     name: str
     kind: str
@@ -60,6 +60,8 @@ class Param:
         if self.kind == "choice" and value not in self.choices:
             raise ParameterError(f"Parameter '{self.name}' must be one of "
                                  f"{', '.join(self.choices)}, not '{value}'.")
+        if self.kind == "text" and not isinstance(value, str):
+            raise ParameterError(f"Parameter '{self.name}' expects text.")
         if self.kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
             raise ParameterError(f"Parameter '{self.name}' expects an integer.")
         if self.kind in ("int", "float"):
@@ -91,6 +93,13 @@ class Solver(ABC):
     summary: ClassVar[str]          # one line for the algorithm picker
     needs: ClassVar[str] = "any"    # "binary": only 0/1 features; "any": also continuous
     proves_optimality: ClassVar[bool] = False
+    # Binarisation to use when the user chooses none (None: `training.default_binarization`'s
+    # general rule).  Exact consistent-tree solvers want every threshold (`midpoints`):
+    # coarser cuts merge rows of different classes.
+    binarization: ClassVar[str | None] = None
+    # True when the solver only accepts data some tree classifies without error: rows
+    # with identical features and different classes must be dropped first.
+    consistent_only: ClassVar[bool] = False
     params: ClassVar[tuple[Param, ...]] = (DEPTH,)
 
     @classmethod

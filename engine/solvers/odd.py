@@ -1,0 +1,239 @@
+"""`odd`: optimal decision diagrams (Florio, Martins, Schiffer, Serra, Vidal; AAAI-23).
+
+Two steps, as in the paper.  The multi-start heuristic (`odd_heuristic`) builds a
+diagram within the skeleton; then the MILP (`odd_milp`, solved by HiGHS) starts
+from it, with its objective as cutoff, and either improves it or proves it optimal.
+
+What is optimised is the paper's objective (18): misclassified training weight
+plus `alpha * W / (|V_I| - 1)` per active decision node other than the root (W the
+total training weight, |V_I| the skeleton's node count), subject to the side
+constraints asked for.  `optimal` is True only when HiGHS proves that no diagram in
+the skeleton has a smaller objective (up to an absolute gap of 1e-6 W).
+
+- `train_error`: misclassified training weight of the returned diagram.
+- `lower_bound`: a proven lower bound on the training error of every diagram in
+  the skeleton that meets the side constraints: HiGHS's bound on (18) minus the
+  largest possible regularisation term (so 0 unless alpha is small), never below 0.
+- `n_leaves` (CLI JSON): the arcs into class terminals, which is the leaf count
+  when the diagram is a tree; `n_nodes`: decision nodes plus terminals reached.
+
+Time: the heuristic gets `heuristic_time` seconds (0 = automatic: a tenth of the
+time limit, at most 60 s, or 10 s without a limit) and at most `restarts`
+constructions; the MILP gets the rest of the time limit (no limit without one).
+Before building the MILP its size is computed; beyond `max_milp_nonzeros` the
+MILP is skipped (stats["milp_skipped"] says why) and the heuristic's diagram is
+returned with status `finished`.
+
+Demographic parity (19): `parity_column` names a feature with exactly two values
+in the training data, by the text Orchard shows for it (`sex = male`) or by its
+column when that column gives a single feature.  Group 1 holds the rows at the
+larger value.  For every class, the share of group 1's training weight predicted
+as that class and the share of group 2's differ by at most `parity_tolerance`.
+The heuristic ignores parity; when its diagram breaks the constraint it is not
+used as warm start, and if the MILP finds no diagram in time the heuristic's is
+returned with `stats["constraints_met"] = False`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.errors import ParameterError
+from engine.model.diagram import Diagram
+from engine.solvers.odd_common import SideConstraints, Skeleton
+from engine.solvers.odd_heuristic import OddHeuristic
+from engine.solvers.odd_milp import OddMilp
+from engine.solvers.protocol import Param, Result, Solver, Status
+from engine.solvers.registry import register
+
+AUTO_SHARE, AUTO_CAP, AUTO_UNLIMITED = 0.1, 60.0, 10.0
+
+
+def heuristic_seconds(requested: float, time_limit: float | None) -> float:
+    """The heuristic's budget: `requested`, or automatic when it is 0."""
+    if requested > 0:
+        return requested
+    return min(AUTO_CAP, AUTO_SHARE * time_limit) if time_limit else AUTO_UNLIMITED
+
+
+def parity_groups(data, name: str) -> np.ndarray:
+    """True for the rows of group 1 (the larger value of the feature `name`)."""
+    names = [f.condition(True) if f.binary else f.column for f in data.features]
+    matches = [j for j, text in enumerate(names) if text == name]
+    if not matches:
+        matches = [j for j, f in enumerate(data.features) if f.column == name]
+    if len(matches) != 1:
+        found = ", ".join(names[j] for j in matches) if matches else "no feature"
+        raise ParameterError(f"The parity column '{name}' must name one feature "
+                             f"(it matches {found}).")
+    values = np.unique(data.X[:, matches[0]])
+    if len(values) != 2:
+        raise ParameterError(f"The parity column '{name}' must take exactly two values "
+                             f"in the training data, not {len(values)}.")
+    return data.X[:, matches[0]] == values[1]
+
+
+@register
+class Odd(Solver):
+    name = "odd"
+    title = "Optimal decision diagram (MILP)"
+    summary = ("Decision diagrams whose nodes share children (Florio et al. 2023): a "
+               "multi-start heuristic, then a MILP solved by HiGHS; any data, proves "
+               "optimality on small data.")
+    needs = "any"
+    proves_optimality = True
+    params = (
+        Param("depth", "int", 3, "Number of decision layers when no skeleton is given "
+              "(widths 1, 2, 4, 8, 8, ...).", 1, 20),
+        Param("skeleton", "text", "", "Width of each layer, e.g. 1-2-4-8 or 1-2-4-4-4 "
+              "(overrides the depth)."),
+        Param("tree", "bool", False, "Restrict to a tree skeleton (1-2-4-...): an "
+              "optimal decision tree."),
+        Param("split", "choice", "univariate", "One feature per test, or a weighted "
+              "sum of features (multivariate).", choices=("univariate", "multivariate")),
+        Param("alpha", "float", 0.01, "Cost of each decision node beyond the root, as a "
+              "share of the training weight spread over the skeleton.", 0.0, 10.0),
+        Param("heuristic_time", "float", 0.0, "Seconds for the heuristic (0: a tenth of "
+              "the time limit, at most 60 s; 10 s without a limit).", 0.0, None),
+        Param("restarts", "int", 200, "Most constructions the heuristic makes.", 1, None),
+        Param("milp", "bool", True, "Run the MILP after the heuristic."),
+        Param("max_milp_nonzeros", "int", 2_000_000, "Skip the MILP when it would have "
+              "more nonzeros than this (memory guard).", 1, None),
+        Param("min_flow", "float", 0.0, "Least training weight through every decision "
+              "node but the root (0: none).", 0.0, None),
+        Param("max_active_nodes", "int", 0, "Most decision nodes (0: no limit).", 0, None),
+        Param("parity_column", "text", "", "Two-valued feature whose groups must get "
+              "each class at similar rates (empty: no parity constraint)."),
+        Param("parity_tolerance", "float", 0.1, "Largest gap between the two groups' "
+              "shares of each predicted class.", 0.0, 1.0),
+        Param("seed", "int", 0, "Seed of the heuristic's feature subsets and of HiGHS.",
+              0, None),
+    )
+
+    def solve(self, data, params, monitor) -> Result:
+        skeleton = Skeleton.parse(params["skeleton"], params["depth"], params["tree"])
+        group = parity_groups(data, params["parity_column"]) \
+            if params["parity_column"].strip() else None
+        constraints = SideConstraints(params["min_flow"], params["max_active_nodes"],
+                                      group, params["parity_tolerance"])
+        X = np.ascontiguousarray(data.X, dtype=np.float64)
+        y = np.asarray(data.y, dtype=np.int64)
+        w = np.asarray(data.w, dtype=np.float64)
+        run = _Run(data, X, y, w, skeleton, params["alpha"], constraints, monitor)
+        heuristic = OddHeuristic(X, y, w, data.n_classes, skeleton, params["alpha"],
+                                 constraints, params["seed"])
+        seconds = heuristic_seconds(params["heuristic_time"], monitor.time_limit)
+        diagram, objective, restarts = heuristic.run(
+            data.prep, params["restarts"], seconds, monitor.should_stop,
+            lambda d, obj: run.offer(d, 0.0))
+        run.stats.update(heuristic_objective=objective, heuristic_restarts=restarts,
+                         heuristic_error=diagram.error(X, y, w))
+        if monitor.should_stop():
+            return run.result(proven=False, interrupted=True)
+        if not params["milp"]:
+            return run.result(proven=False)
+        milp = OddMilp(X, y, w, data.n_classes, skeleton, params["alpha"],
+                       params["split"] == "multivariate", constraints)
+        size = milp.size()
+        run.stats["milp_size"] = vars(size)
+        if size.nonzeros > params["max_milp_nonzeros"]:
+            run.stats["milp_skipped"] = (f"the MILP would have {size.nonzeros:,} nonzeros, "
+                                         f"more than max_milp_nonzeros = "
+                                         f"{params['max_milp_nonzeros']:,}")
+            return run.result(proven=False)
+        return run.milp(milp, diagram, objective, params["seed"])
+
+
+class _Run:
+    """Bookkeeping of one solve: the best diagram, its objective, the statistics."""
+
+    def __init__(self, data, X, y, w, skeleton: Skeleton, alpha: float,
+                 constraints: SideConstraints, monitor):
+        self.data, self.X, self.y, self.w = data, X, y, w
+        self.skeleton = skeleton
+        self.constraints = constraints
+        self.monitor = monitor
+        self.penalty = skeleton.penalty(alpha, float(w.sum()))
+        most = min(skeleton.n_internal, constraints.max_active or skeleton.n_internal)
+        self.max_regularisation = self.penalty * (most - 1)
+        self.best: Diagram | None = None
+        self.best_objective = np.inf
+        self.best_meets = False  # whether the best diagram meets the side constraints
+        self.lower_bound = 0.0
+        self.stats: dict = {"skeleton": str(skeleton), "tree": skeleton.tree}
+
+    def objective(self, diagram: Diagram) -> float:
+        return (diagram.error(self.X, self.y, self.w)
+                + self.penalty * max(diagram.n_internal - 1, 0))
+
+    def offer(self, diagram: Diagram, objective_bound: float) -> None:
+        """Keep `diagram` if it is better than the best so far; publish any progress.
+
+        A diagram meeting the side constraints beats one that does not; otherwise
+        the smaller objective wins.
+        """
+        objective = self.objective(diagram)
+        meets = not self.constraints.violations(diagram, self.X, self.w)
+        bound = max(self.lower_bound, objective_bound - self.max_regularisation)
+        improved = (meets, -objective) > (self.best_meets, -self.best_objective + 1e-9)
+        if improved:
+            self.best, self.best_objective, self.best_meets = diagram, objective, meets
+        if improved or bound > self.lower_bound:
+            self.lower_bound = bound
+            self.monitor.publish(self.best, self.best.error(self.X, self.y, self.w), bound)
+
+    def milp(self, milp: OddMilp, start_diagram: Diagram, start_objective: float,
+             seed: int) -> Result:
+        milp.build()
+        broken = self.constraints.violations(start_diagram, self.X, self.w)
+        start = None if broken else milp.warm_start(start_diagram)
+        self.stats["warm_start"] = ("used" if start is not None else
+                                    "breaks " + "; ".join(broken) if broken else
+                                    "not representable")
+        tolerance = 1e-6 * max(1.0, float(self.w.sum()))
+        cutoff = start_objective + tolerance if start is not None else None
+
+        def on_solution(values, objective, bound):
+            self.offer(milp.decode(values, self.data.prep), bound if np.isfinite(bound) else 0.0)
+
+        remaining = (None if self.monitor.time_limit is None
+                     else self.monitor.time_limit - self.monitor.elapsed())
+        outcome = milp.solve(remaining, self.monitor.should_stop, start, cutoff,
+                             on_solution, seed)
+        if outcome.values is not None:
+            decoded = milp.decode(outcome.values, self.data.prep)
+            self.stats["milp_objective"] = self.objective(decoded)
+            self.stats["milp_flows_match"] = bool(
+                np.array_equal(milp.terminal_classes(outcome.values), decoded.predict(self.X)))
+            self.offer(decoded, 0.0)
+        self.stats.update(milp_status=outcome.status,
+                          milp_improved=self.best is not start_diagram)
+        proven = outcome.status == "optimal" or (outcome.status == "infeasible"
+                                                 and cutoff is not None)
+        if proven:
+            self.lower_bound = max(self.lower_bound, self.best_objective - tolerance
+                                   - self.max_regularisation)
+        elif np.isfinite(outcome.dual_bound):
+            self.lower_bound = max(self.lower_bound, min(outcome.dual_bound, self.best_objective)
+                                   - self.max_regularisation)
+        if outcome.status == "infeasible" and cutoff is None:
+            return self.result(proven=False, status=Status.INFEASIBLE)
+        timed_out = outcome.status in ("time_limit", "interrupted")
+        return self.result(proven=proven, interrupted=timed_out)
+
+    def result(self, proven: bool, interrupted: bool = False,
+               status: Status | None = None) -> Result:
+        broken = self.constraints.violations(self.best, self.X, self.w)
+        proven = proven and not broken
+        if status is None:
+            status = (self.monitor.final_status(proven) if interrupted or proven
+                      else Status.FINISHED)
+            if interrupted and status == Status.FINISHED:
+                status = Status.TIME_LIMIT
+        error = self.best.error(self.X, self.y, self.w)
+        lower = min(max(self.lower_bound, 0.0), error)
+        self.stats.update(objective=self.best_objective, constraints_met=not broken)
+        if broken:
+            self.stats["constraints_broken"] = broken
+        return Result(self.best, error, lower, proven, status, self.monitor.elapsed(),
+                      list(self.monitor.incumbents), self.stats)
