@@ -37,5 +37,5 @@ def load_model(path: str | Path) -> Tree | Diagram:
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise DataError(f"The model file '{path}' is not valid JSON.") from None
     if not isinstance(d, dict) or d.get("format") not in (TREE_FORMAT, DIAGRAM_FORMAT):
-        raise DataError(f"The model file '{path}' is not an Orchard model.")
+        raise DataError(f"The model file '{path}' is not an Orchard tree or decision diagram.")
     return model_from_dict(d)

@@ -165,12 +165,8 @@ class Tree:
 
     @classmethod
     def load(cls, path: str | Path) -> Tree:
-        try:
-            d = json.loads(Path(path).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise DataError(f"The model file '{path}' does not exist.") from None
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise DataError(f"The model file '{path}' is not valid JSON.") from None
-        if not isinstance(d, dict):
-            raise DataError(f"The model file '{path}' is not an Orchard tree model.")
-        return cls.from_dict(d)
+        from engine.model import load_model  # the package reads and dispatches files
+        model = load_model(path)
+        if not isinstance(model, cls):
+            raise DataError(f"The model file '{path}' holds a decision diagram, not a tree.")
+        return model
