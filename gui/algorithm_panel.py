@@ -68,6 +68,9 @@ class AlgorithmPanel(QGroupBox):
         form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
         self.depth_spin = QSpinBox(self)
         self.depth_spin.setValue(3)
+        # the depth default of the algorithm shown: an untouched depth follows the
+        # next algorithm's default (SAT solvers search up to 10, the others use 3)
+        self._depth_default = 3
         self.depth_spin.valueChanged.connect(self.changed)
         form.addRow("Maximum depth:", self.depth_spin)
         self.time_spin = QDoubleSpinBox(self)
@@ -119,6 +122,9 @@ class AlgorithmPanel(QGroupBox):
             self.depth_spin.setRange(int(depth.low if depth.low is not None else 0),
                                      int(depth.high if depth.high is not None else 99))
             self.depth_spin.setToolTip(depth.help)
+            if self.depth_spin.value() == self._depth_default:
+                self.depth_spin.setValue(int(depth.default))
+            self._depth_default = int(depth.default)
         self.form.set_algorithm(solver.name)
         self.algorithm_changed.emit(solver.name)
         self.changed.emit()

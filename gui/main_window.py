@@ -739,8 +739,14 @@ class MainWindow(QMainWindow):
         return self.algo_panel.time_limit()
 
     def _binary_switch_needed(self) -> bool:
-        return (get_solver(self.algorithm()).needs == "binary"
-                and self.data_panel.binarize() == "none")
+        """A 0/1 solver on continuous data, or a binarisation Orchard chose for another
+        solver that this one would choose differently (SAT solvers want every midpoint)."""
+        if get_solver(self.algorithm()).needs != "binary":
+            return False
+        current = self.data_panel.binarize()
+        automatic = self._switch_note[1]
+        return current == "none" or (
+            current == automatic and current != default_binarization(self.algorithm()))
 
     def _switch_to_binary(self, notify: bool = True) -> None:
         """Give a solver that needs 0/1 features its default binarisation, and say so."""

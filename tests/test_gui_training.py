@@ -317,3 +317,31 @@ def test_an_unexpected_solver_crash_becomes_a_dialog(qtbot, monkeypatch, capsys)
     assert run_and_wait(qtbot, win) is None
     assert win.last_error.startswith("Unexpected error:")
     assert win._message_box.isVisible()
+
+
+def test_an_untouched_depth_follows_the_algorithm_default(qtbot):
+    """SAT solvers search depths up to 10; a depth the user chose is kept."""
+    win = open_window(qtbot)
+    win.set_algorithm("blossom")
+    assert win.depth_spin.value() == 3
+    win.set_algorithm("sat-depth")
+    assert win.depth_spin.value() == get_solver("sat-depth").param("depth").default == 10
+    win.set_algorithm("blossom")
+    assert win.depth_spin.value() == 3
+    win.depth_spin.setValue(5)
+    win.set_algorithm("sat-size")
+    assert win.depth_spin.value() == 5
+
+
+def test_a_binarisation_orchard_chose_follows_the_algorithm(qtbot):
+    """quantile:10 chosen automatically for blossom becomes midpoints for a SAT solver
+    (coarse bins make contradicting rows), and back."""
+    win = open_window(qtbot)
+    win.set_algorithm("greedy")
+    win.data_panel.set_binarize("none")
+    win.set_algorithm("blossom")
+    assert win.data_panel.binarize() == "quantile:10"
+    win.set_algorithm("sat-depth")
+    assert win.data_panel.binarize() == "midpoints"
+    win.set_algorithm("blossom")
+    assert win.data_panel.binarize() == "quantile:10"
