@@ -88,7 +88,12 @@ import numpy as np
 from numba import njit
 
 from engine.solvers import kernel_support as ks
-from engine.solvers.record_trees import LEAF, assemble_tree, publish_record_tree
+from engine.solvers.record_trees import (
+    LEAF,
+    assemble_tree,
+    publish_record_tree,
+    tree_buffers,
+)
 
 # Integer fields of a slot.
 I_PAR, I_SIDE, I_DEP, I_START, I_END, I_FEAT, I_REC, I_DPTR, I_DLEN = 0, 1, 2, 3, 4, 5, 6, 7, 8
@@ -265,18 +270,7 @@ def _split_counts(X, Xt, y, w, lbw, rows, a, b, g, parent, parent_lb, tmp, tlb, 
     counts of the two sides and tlb with their lower bounds: the smaller side is
     scanned, the other is the parent's counts minus it (when weights are integers).
     Returns (first row of the right side, aborted)."""
-    xg = Xt[g]
-    i0 = a
-    i1 = b - 1
-    while i0 <= i1:
-        if xg[rows[i0]] == 0:
-            i0 += 1
-        else:
-            t = rows[i0]
-            rows[i0] = rows[i1]
-            rows[i1] = t
-            i1 -= 1
-    mid = i0
+    mid = ks.partition_rows(Xt[g], rows, a, b)
     K = parent.shape[0]
     F1 = parent.shape[1]
     if exact:
@@ -510,13 +504,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
     stats = np.zeros(N_STATS)
     stats[ST_FIRST_TREE_T] = -1.0
     cap_nodes = nodes.shape[1]
-    of = np.full(cap_nodes, -1, dtype=np.int64)
-    othr = np.zeros(cap_nodes)
-    ol = np.full(cap_nodes, -1, dtype=np.int64)
-    orr = np.full(cap_nodes, -1, dtype=np.int64)
-    oval = np.zeros((cap_nodes, K))
-    ored = np.full(cap_nodes, -1, dtype=np.int64)
-    tstack = np.zeros((2 * D + 8, 3), dtype=np.int64)
+    of, othr, ol, orr, oval, ored, tstack = tree_buffers(cap_nodes, K, D)
     noflip = np.zeros(Xg.shape[1], dtype=np.uint8)
     rstack = np.zeros(4 * D + 16, dtype=np.int64)
 

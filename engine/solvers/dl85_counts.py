@@ -35,17 +35,7 @@ POLL_ROWS = 64          # rows counted between two polls of the control array
 def partition(Xt, rows, a, b, g, lbw, has_lbw):
     """Put the rows of rows[a:b] with x_g = 0 first; returns (first row with x_g = 1,
     sum of lbw on the x_g = 0 side, on the x_g = 1 side)."""
-    xg = Xt[g]
-    i0 = a
-    i1 = b - 1
-    while i0 <= i1:
-        if xg[rows[i0]] == 0:
-            i0 += 1
-        else:
-            t = rows[i0]
-            rows[i0] = rows[i1]
-            rows[i1] = t
-            i1 -= 1
+    i0 = ks.partition_rows(Xt[g], rows, a, b)
     lb0 = 0.0
     lb1 = 0.0
     if has_lbw:

@@ -96,7 +96,7 @@ from engine.solvers.dl85_counts import (
     stump,
     subtract,
 )
-from engine.solvers.record_trees import assemble_tree, publish_record_tree
+from engine.solvers.record_trees import assemble_tree, publish_record_tree, tree_buffers
 from engine.solvers.dl85_rules import (
     RULE_GAIN,
     budget,
@@ -217,13 +217,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
 
     # ---------------------------------------------------------------- output
     cap_nodes = nodes.shape[1]
-    of = np.full(cap_nodes, -1, dtype=np.int64)
-    othr = np.zeros(cap_nodes)
-    ol = np.full(cap_nodes, -1, dtype=np.int64)
-    orr = np.full(cap_nodes, -1, dtype=np.int64)
-    oval = np.zeros((cap_nodes, K))
-    ored = np.full(cap_nodes, -1, dtype=np.int64)
-    tstack = np.zeros((2 * D + 8, 3), dtype=np.int64)
+    of, othr, ol, orr, oval, ored, tstack = tree_buffers(cap_nodes, K, D)
     rstack = np.zeros(4 * D + 16, dtype=np.int64)
 
     # ---------------------------------------------------------------- storage

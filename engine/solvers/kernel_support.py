@@ -69,6 +69,23 @@ def should_stop(control):
     return False
 
 
+@njit(cache=True, nogil=True)
+def partition_rows(xg, rows, a, b):
+    """Put the rows of rows[a:b] with xg[row] = 0 first, in place; returns the first
+    position of a row with xg[row] != 0 (the binary solvers' split of a branch)."""
+    i0 = a
+    i1 = b - 1
+    while i0 <= i1:
+        if xg[rows[i0]] == 0:
+            i0 += 1
+        else:
+            t = rows[i0]
+            rows[i0] = rows[i1]
+            rows[i1] = t
+            i1 -= 1
+    return i0
+
+
 # Sink layout: state = [sequence (odd while writing), events published, nodes in tree].
 S_SEQ, S_EVENTS, S_NODES = 0, 1, 2
 

@@ -7,11 +7,21 @@ indices, left = x <= 0.5), with the class weights of the training rows routed
 through it, so the live view shows the same numbers as the final model.
 """
 
+import numpy as np
 from numba import njit
 
 from engine.solvers import kernel_support as ks
 
 LEAF = 0
+
+
+@njit(cache=True, nogil=True)
+def tree_buffers(cap_nodes, n_classes, max_depth):
+    """The arrays `assemble_tree` fills: of, othr, ol, orr, oval, ored and its stack."""
+    return (np.full(cap_nodes, -1, dtype=np.int64), np.zeros(cap_nodes),
+            np.full(cap_nodes, -1, dtype=np.int64), np.full(cap_nodes, -1, dtype=np.int64),
+            np.zeros((cap_nodes, n_classes)), np.full(cap_nodes, -1, dtype=np.int64),
+            np.zeros((2 * max_depth + 8, 3), dtype=np.int64))
 
 
 @njit(cache=True, nogil=True)
