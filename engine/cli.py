@@ -19,18 +19,20 @@ import numpy as np
 from engine.data.columns import ColumnKind
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions, prepare
-from engine.errors import OrchardError
+from engine.errors import Interrupted, OrchardError
 from engine.experiments import load_spec, make_backend, run_sweep
-from engine.experiments.progress import ProgressBar, clock
+from engine.experiments.progress import ProgressBar, StageLine, clock
 from engine.export import model_rules, write_export, write_predictions
 from engine.metrics import accuracy, confusion_matrix
 from engine.model import load_model
 from engine.solvers import default_solver_name, get_solver
 from engine.solvers.monitor import Monitor
+from engine.solvers.protocol import Status
 from engine.training import default_binarization, train
 from engine.warmup import on_first_compile
 
 EXIT_USAGE = 2
+EXIT_NO_TREE = 3          # the time limit ran out before any tree was trained
 EXIT_INTERRUPTED = 130
 COMPILING = "orchard: Compiling the solver once for this computer (up to about 20 s)..."
 
@@ -129,6 +131,7 @@ def _params(pairs: list[str]) -> dict[str, str]:
 
 
 def fit(args, render_image: Callable | None) -> dict:
+    """Train as asked; the time limit and Ctrl-C cover every stage from here on."""
     algorithm = args.algo or default_solver_name()
     params = _params(args.param)
     if args.depth is not None:
@@ -137,7 +140,23 @@ def fit(args, render_image: Callable | None) -> dict:
         raise OrchardError("Image export needs Orchard's GUI package, which is not available.")
     if args.image and Path(args.image).suffix.lower() not in (".png", ".svg", ".pdf"):
         raise OrchardError("The image file must end in .png, .svg or .pdf.")
-    raw = read_table(args.data, delimiter=_delimiter(args.delimiter), header=args.header)
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise OrchardError("The time limit must be a positive number of seconds.")
+    get_solver(algorithm).resolve(params)   # a bad parameter is said before reading
+    line = StageLine()
+    monitor = Monitor(args.time_limit, on_incumbent=line.incumbent, on_progress=line.stage)
+    previous = signal.signal(signal.SIGINT, lambda *_: monitor.cancel())
+    try:
+        data, options, result = _train(args, algorithm, params, monitor)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        line.close()
+    return _finish(args, algorithm, params, data, options, result, render_image)
+
+
+def _train(args, algorithm: str, params: dict, monitor: Monitor):
+    raw = read_table(args.data, delimiter=_delimiter(args.delimiter), header=args.header,
+                     progress=monitor.checkpoint)
     options = PrepOptions(
         target=args.target, ignore=tuple(args.ignore),
         kinds={name: ColumnKind.CATEGORICAL for name in args.categorical},
@@ -145,16 +164,15 @@ def fit(args, render_image: Callable | None) -> dict:
         binarize=args.binarize or default_binarization(algorithm),
         remove_redundant=args.remove_redundant, merge_duplicates=args.merge_duplicates,
         drop_inconsistent=args.drop_inconsistent)
-    data = prepare(raw, options)
-    if args.time_limit is not None and not args.time_limit > 0:
-        raise OrchardError("The time limit must be a positive number of seconds.")
-    monitor = Monitor(args.time_limit)
-    previous = signal.signal(signal.SIGINT, lambda *_: monitor.cancel())
-    try:
-        with on_first_compile(lambda: print(COMPILING, file=sys.stderr, flush=True)):
-            result = train(data, algorithm, params, monitor=monitor)
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    data = prepare(raw, options, progress=monitor.checkpoint)
+    with on_first_compile(lambda: print(COMPILING, file=sys.stderr, flush=True)):
+        result = train(data, algorithm, params, monitor=monitor)
+    return data, options, result
+
+
+def _finish(args, algorithm: str, params: dict, data, options, result,
+            render_image: Callable | None) -> dict:
+    """Write the outputs and the summary of a finished training run."""
     tree = result.tree
     written = {}
     for flag, kind in EXPORT_FLAGS.items():
@@ -265,6 +283,9 @@ def main(argv: Sequence[str] | None = None, render_image: Callable | None = None
         if args.command == "sweep":
             return sweep(args)
         summary = fit(args, render_image) if args.command == "fit" else predict(args)
+    except Interrupted as exc:
+        print(f"orchard: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED if exc.status == Status.CANCELLED.value else EXIT_NO_TREE
     except OrchardError as exc:
         print(f"orchard: {exc}", file=sys.stderr)
         return EXIT_USAGE

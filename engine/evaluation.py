@@ -30,12 +30,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from engine.data.columns import choose_target
 from engine.data.csv_reader import RawTable
 from engine.data.dataset import PrepOptions, prepare
 from engine.data.preprocessing import class_label
-from engine.errors import DataError, ParameterError
+from engine.errors import DataError, Interrupted, ParameterError
 from engine.metrics import confusion_matrix
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
@@ -254,10 +255,11 @@ class CrossValidation:
         target = choose_target([str(c) for c in frame.columns], self.options.target)
         cells = frame[target]
         rows = np.flatnonzero(cells.notna().to_numpy())
-        names = [class_label(c) for c in cells.iloc[rows]]
+        codes, values = pd.factorize(cells.iloc[rows])
+        names = [class_label(v) for v in values]
         class_names = _class_order(sorted(set(names)))
         index = {name: i for i, name in enumerate(class_names)}
-        labels = np.array([index[n] for n in names], dtype=np.int64)
+        labels = np.array([index[n] for n in names], dtype=np.int64)[codes]
         plan = self.plan
         if plan.method == "holdout":
             train_rows, test_rows = holdout_split(labels, plan.test_size, plan.seed)
@@ -273,20 +275,35 @@ class CrossValidation:
             pairs = [(np.setdiff1d(everything, t), t) for t in tests]
         return rows, class_names, pairs
 
-    def run(self, on_fold: Callable[[FoldResult, int], None] | None = None) -> Evaluation:
-        """Train and test every split; `on_fold(result, n_folds)` after each one."""
+    @property
+    def n_splits(self) -> int:
+        return 1 if self.plan.method == "holdout" else self.plan.k
+
+    def run(self, on_fold: Callable[[FoldResult, int], None] | None = None,
+            clock: Monitor | None = None) -> Evaluation:
+        """Train and test every split; `on_fold(result, n_folds)` after each one.
+
+        With `clock` (the Monitor of the run this evaluation belongs to), the folds
+        share what is left of its time limit equally, and stop with it; a fold
+        stopped before it had a tree ends the evaluation, marked incomplete.
+        """
         rows, class_names, pairs = self.splits()
         evaluation = Evaluation(self.plan, class_names)
         for fold in range(len(pairs)):
-            if self._cancelled:
-                evaluation.complete = False
+            limit = self.time_limit
+            if clock is not None and clock.time_limit is not None:
+                limit = clock.remaining() / (len(pairs) - fold)
+            if self._cancelled or (clock is not None and clock.should_stop()) or \
+                    (limit is not None and limit <= 0):
                 break
-            result = self._split(fold, rows, class_names, pairs)
+            try:
+                result = self._split(fold, rows, class_names, pairs, limit)
+            except Interrupted:
+                break
             evaluation.folds.append(result)
             if on_fold is not None:
                 on_fold(result, len(pairs))
-        if self._cancelled and len(evaluation.folds) < len(pairs):
-            evaluation.complete = False
+        evaluation.complete = len(evaluation.folds) == len(pairs)
         return evaluation
 
     def fold(self, index: int) -> FoldResult:
@@ -294,16 +311,17 @@ class CrossValidation:
         rows, class_names, pairs = self.splits()
         if not 0 <= index < len(pairs):
             raise ParameterError(f"There is no split {index}: the plan has {len(pairs)}.")
-        return self._split(index, rows, class_names, pairs)
+        return self._split(index, rows, class_names, pairs, self.time_limit)
 
     def _split(self, fold: int, rows: np.ndarray, class_names: list[str],
-               pairs: list[tuple[np.ndarray, np.ndarray]]) -> FoldResult:
+               pairs: list[tuple[np.ndarray, np.ndarray]],
+               time_limit: float | None) -> FoldResult:
         train_pos, test_pos = pairs[fold]
         frame = self.raw.frame
         train_frame = frame.iloc[rows[train_pos]].reset_index(drop=True)
         test_frame = frame.iloc[rows[test_pos]].reset_index(drop=True)
         try:
-            return self._fold(fold, train_frame, test_frame, class_names)
+            return self._fold(fold, train_frame, test_frame, class_names, time_limit)
         except DataError as exc:
             raise DataError(f"{self._fold_name(fold, len(pairs))}: {exc}") from None
 
@@ -311,15 +329,17 @@ class CrossValidation:
         return "The hold-out split" if n == 1 and self.plan.method == "holdout" else \
             f"Fold {fold + 1} of {n}"
 
-    def _fold(self, fold: int, train_frame, test_frame, class_names: list[str]) -> FoldResult:
+    def _fold(self, fold: int, train_frame, test_frame, class_names: list[str],
+              time_limit: float | None) -> FoldResult:
+        """One split: its time limit covers preparing its training rows too."""
         train_raw = replace(self.raw, frame=train_frame)
-        data = prepare(train_raw, self.options)
         with self._lock:
-            monitor = Monitor(self.time_limit)
+            monitor = Monitor(time_limit)
             self._monitor = monitor
             if self._cancelled:
                 monitor.cancel()
         try:
+            data = prepare(train_raw, self.options, progress=monitor.checkpoint)
             result = train(data, self.algorithm, self.params, monitor=monitor)
         finally:
             with self._lock:
@@ -334,8 +354,9 @@ class CrossValidation:
         size = len(class_names)
 
         def score(frame) -> tuple[float, np.ndarray]:
-            truth = np.array([index[class_label(c)] for c in frame[data.prep.target]],
-                             dtype=np.int64)
+            codes, values = pd.factorize(frame[data.prep.target])
+            truth = np.array([index[class_label(v)] for v in values],
+                             dtype=np.int64)[codes]
             predicted = to_global[tree.predict_frame(frame)]
             matrix = confusion_matrix(truth, predicted, size)
             total = matrix.sum()

@@ -49,7 +49,12 @@ def check_data(algorithm: str, data: Dataset) -> None:
 def train(data: Dataset, algorithm: str, params: dict[str, Any] | None = None,
           time_limit: float | None = None, monitor: Monitor | None = None,
           on_incumbent: Callable | None = None) -> Result:
-    """Train `algorithm` on `data`; `params` may hold text (CLI) or typed values."""
+    """Train `algorithm` on `data`; `params` may hold text (CLI) or typed values.
+
+    A given `monitor` keeps its clock: it was started when the user pressed Run, so
+    its time limit already covers reading and preparing the data.  A stop that comes
+    before the solver has a tree raises `Interrupted`.
+    """
     solver = get_solver(algorithm)
     resolved = solver.resolve(params or {})
     check_data(algorithm, data)
@@ -57,6 +62,5 @@ def train(data: Dataset, algorithm: str, params: dict[str, Any] | None = None,
         raise ParameterError("The time limit must be a positive number of seconds.")
     if monitor is None:
         monitor = Monitor(time_limit, on_incumbent)
-    else:
-        monitor.start()
+    monitor.checkpoint("starting the solver")
     return solver().solve(data, resolved, monitor)

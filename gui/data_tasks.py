@@ -4,6 +4,11 @@ Nothing here touches Qt, so these functions run in any thread.  A table that rea
 fine but cannot be prepared as asked (one class, no usable column, ...) is not an
 error of the load: the preview still appears and the problem is shown beside the
 options in plain words (`Prepared.problem`), so the user can fix it there.
+
+Every stage reports through a `Monitor` (`checkpoint`), whose `cancel()` the window's
+Stop calls: the reading and preparing stop between chunks of work and raise
+`Interrupted`.  `StageRelay` turns those reports into at most twenty messages a
+second for the window.
 """
 
 from __future__ import annotations
@@ -18,8 +23,27 @@ from engine.data.columns import ColumnInfo, choose_target, infer_columns
 from engine.data.csv_reader import RawTable, read_table
 from engine.data.dataset import Dataset, PrepOptions, inconsistent_rows, prepare
 from engine.errors import DataError
+from engine.solvers.monitor import Monitor
 
 Report = Callable[[object], None]
+
+
+class StageRelay:
+    """`Monitor.on_progress` for a worker: ("stage", text, fraction) at most every
+    `interval` seconds, and at once when the stage changes."""
+
+    def __init__(self, report: Report, interval: float = 0.05):
+        self.report, self.interval = report, interval
+        self.last, self.stage = 0.0, None
+
+    def __call__(self, stage: str, fraction: float | None = None) -> None:
+        now = time.monotonic()
+        if stage == self.stage and now - self.last < self.interval:
+            return
+        self.last, self.stage = now, stage
+        done = "" if fraction is None else f" ({100 * fraction:.0f}%)"
+        self.report(("stage", f"{stage[:1].upper()}{stage[1:]}{done}…",
+                     0.0 if fraction is None else fraction))
 
 
 @dataclass
@@ -47,27 +71,32 @@ def _stage(report: Report | None, text: str, fraction: float) -> None:
 
 
 def read_and_prepare(path: str | Path, options: PrepOptions,
-                     report: Report | None = None) -> Prepared:
-    """Read `path`, type its columns and prepare it (DataError if it cannot be read)."""
+                     report: Report | None = None, monitor: Monitor | None = None) -> Prepared:
+    """Read `path`, type its columns and prepare it (DataError if it cannot be read;
+    `Interrupted` once `monitor` is cancelled)."""
     started = time.perf_counter()
     path = Path(path)
+    monitor = monitor or Monitor()
     size = path.stat().st_size if path.is_file() else 0
     _stage(report, f"Reading {path.name} ({_size_text(size)})…", 0.05)
-    raw = read_table(path)
+    raw = read_table(path, progress=monitor.checkpoint)
     if len(raw.frame) == 0:
         raise DataError(f"File '{path.name}' holds no data rows.")
     _stage(report, f"Typing {len(raw.frame.columns)} columns of "
                    f"{len(raw.frame):,} rows…", 0.45)
-    infos = infer_columns(raw.frame)
-    prepared = prepare_table(raw, infos, options, report, path=path)
+    infos = infer_columns(raw.frame, progress=monitor.checkpoint)
+    prepared = prepare_table(raw, infos, options, report, path=path, monitor=monitor)
     prepared.seconds = time.perf_counter() - started
     return prepared
 
 
 def prepare_table(raw: RawTable, infos: list[ColumnInfo], options: PrepOptions,
-                  report: Report | None = None, path: Path | None = None) -> Prepared:
-    """Prepare an already read table with `options` (problems become `problem`)."""
+                  report: Report | None = None, path: Path | None = None,
+                  monitor: Monitor | None = None) -> Prepared:
+    """Prepare an already read table with `options` (problems become `problem`;
+    `Interrupted` once `monitor` is cancelled)."""
     started = time.perf_counter()
+    monitor = monitor or Monitor()
     columns = [str(c) for c in raw.frame.columns]
     try:
         target = choose_target(columns, options.target)
@@ -75,10 +104,11 @@ def prepare_table(raw: RawTable, infos: list[ColumnInfo], options: PrepOptions,
         return Prepared(path, raw, infos, options, None, problem=str(exc))
     _stage(report, f"Preparing {len(raw.frame):,} rows…", 0.7)
     try:
-        dataset = prepare(raw, options)
+        dataset = prepare(raw, options, progress=monitor.checkpoint)
     except DataError as exc:
         return Prepared(path, raw, infos, options, target, problem=str(exc),
                         seconds=time.perf_counter() - started)
+    monitor.checkpoint("counting contradicting rows")
     inconsistent = inconsistent_rows(dataset)
     _stage(report, "Done.", 1.0)
     return Prepared(path, raw, infos, options, target, dataset, None, inconsistent,

@@ -74,9 +74,9 @@ def test_preparation_only_sees_training_rows(monkeypatch):
     seen = []
     real_prepare = evaluation_module.prepare
 
-    def spy(raw_part, options):
+    def spy(raw_part, options, progress=None):
         seen.append(set(raw_part.frame["id"]))
-        return real_prepare(raw_part, options)
+        return real_prepare(raw_part, options, progress)
 
     monkeypatch.setattr(evaluation_module, "prepare", spy)
     options = PrepOptions(target="y", ignore=("id",), binarize="quantile:4")
@@ -108,8 +108,8 @@ def test_thresholds_come_from_the_training_rows_only(monkeypatch):
     seen = []
     real_prepare = evaluation_module.prepare
 
-    def spy(raw_part, opts):
-        data = real_prepare(raw_part, opts)
+    def spy(raw_part, opts, progress=None):
+        data = real_prepare(raw_part, opts, progress)
         seen.append([f.value for f in data.features if f.column == "x"])
         return data
 

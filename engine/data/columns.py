@@ -53,10 +53,18 @@ def to_numbers(cells: pd.Series) -> np.ndarray:
 
 def _parse_numbers(cells: pd.Series, missing: np.ndarray) -> np.ndarray | None:
     """Float values of a column (NaN where missing), or None if some cell is text."""
+    head = slice(0, 1000)   # a text column usually shows itself in its first cells
+    if len(cells) > 10_000 and _has_text(cells.iloc[head], missing[head]):
+        return None
     values = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=np.float64)
     if missing.all() or (np.isnan(values) & ~missing).any():
         return None
     return values
+
+
+def _has_text(cells: pd.Series, missing: np.ndarray) -> bool:
+    values = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=np.float64)
+    return bool((np.isnan(values) & ~missing).any())
 
 
 def _looks_like_id(present: np.ndarray, numeric: bool, n_distinct: int) -> bool:
@@ -72,6 +80,12 @@ def _looks_like_id(present: np.ndarray, numeric: bool, n_distinct: int) -> bool:
 
 def infer_column(cells: pd.Series) -> ColumnInfo:
     """Kind of one column of text cells (each cell is parsed once)."""
+    return parse_column(cells)[0]
+
+
+def parse_column(cells: pd.Series) -> tuple[ColumnInfo, np.ndarray | None]:
+    """Kind of one column and, when every present cell is a number, its float values
+    (NaN where missing): preparation reuses them instead of parsing the text again."""
     missing = cells.isna().to_numpy()
     numbers = _parse_numbers(cells, missing)
     if numbers is not None:
@@ -88,12 +102,19 @@ def infer_column(cells: pd.Series) -> ColumnInfo:
         kind = ColumnKind.ID
     else:
         kind = ColumnKind.NUMERIC if numbers is not None else ColumnKind.CATEGORICAL
-    return ColumnInfo(str(cells.name), kind, numbers is not None, int(missing.sum()),
+    info = ColumnInfo(str(cells.name), kind, numbers is not None, int(missing.sum()),
                       n_distinct)
+    return info, numbers
 
 
-def infer_columns(frame: pd.DataFrame) -> list[ColumnInfo]:
-    return [infer_column(frame[name]) for name in frame.columns]
+def infer_columns(frame: pd.DataFrame, progress=None) -> list[ColumnInfo]:
+    """Kinds of every column; `progress(stage, fraction)` between columns (it may stop)."""
+    infos = []
+    for position, name in enumerate(frame.columns):
+        if progress is not None:
+            progress("typing the columns", position / max(frame.shape[1], 1))
+        infos.append(infer_column(frame[name]))
+    return infos
 
 
 def choose_target(columns: list[str], spec: str | int | None = None) -> str:

@@ -9,24 +9,33 @@ It deliberately stops there. Every cell stays a string, or None when it is missi
 that deciding column types happens in one place that can explain itself and be
 overridden. Anything wrong with the file becomes a `DataError` whose message is one
 sentence the user can act on.
+
+Large files take the fast way: once the delimiter is known, text without quotes whose
+lines all hold the same number of delimiters is split by pandas' C parser in chunks;
+anything else (quotes, ragged or blank-only lines) goes through the csv module, which
+also words the errors.  Both ways produce the same cells, and both report progress and
+honour a stop between chunks (`progress`, see `engine.errors`).
 """
 
 from __future__ import annotations
 
 import codecs
 import csv
+import gc
 import io
 import math
 import re
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from engine.errors import DataError, ParameterError
+from engine.errors import DataError, ParameterError, Progress
 
 # A cell equal to one of these, once stripped, is missing.
 MISSING_MARKERS = frozenset(
@@ -40,6 +49,8 @@ DELIMITERS = ("\t", ";", ",", " ")
 _DELIMITER_NAMES = {"\t": "tabs", ";": "semicolons", ",": "commas", " ": "whitespace"}
 
 _SNIFF_ROWS = 200
+_READ_BLOCK = 16 << 20          # bytes read between two progress reports
+_CHUNK_ROWS = 200_000           # rows split between two progress reports
 _HEADER_SAMPLE_ROWS = 1000
 _TEXT_SAMPLE_CHARS = 8192
 _MAX_CONTROL_SHARE = 0.05
@@ -75,22 +86,51 @@ class RawTable:
 
 
 def read_table(
-    path: str | Path, *, delimiter: str | None = None, header: bool | None = None
+    path: str | Path,
+    *,
+    delimiter: str | None = None,
+    header: bool | None = None,
+    progress: Progress | None = None,
 ) -> RawTable:
-    """Read the file at `path`; `delimiter` and `header` override the detection."""
+    """Read the file at `path`; `delimiter` and `header` override the detection.
+
+    `progress(stage, fraction)` is called between blocks of work and may raise
+    `Interrupted` to stop the reading.
+    """
     path = Path(path)
     subject = f"File '{path}'"
     if path.is_dir():
         raise DataError(f"'{path}' is a folder, not a data file.")
+    progress = progress or _no_progress
     try:
-        data = path.read_bytes()
+        data = _read_bytes(path, progress)
     except FileNotFoundError:
         raise DataError(f"{subject} does not exist.") from None
     except OSError as error:
         reason = error.strerror or error
         raise DataError(f"{subject} cannot be read ({reason}).") from None
     text, encoding = _decode(data)
-    return _parse(text, delimiter, header, encoding, subject)
+    del data
+    return _parse(text, delimiter, header, encoding, subject, progress)
+
+
+def _no_progress(stage: str, fraction: float | None = None) -> None:
+    """The progress callback of a caller that wants none."""
+
+
+def _read_bytes(path: Path, progress: Progress) -> bytes:
+    """The file's bytes, read in blocks so that a stop is honoured on huge files."""
+    stage = f"reading {path.name}"
+    with path.open("rb") as handle:
+        size = max(path.stat().st_size, 1)
+        blocks = []
+        done = 0
+        progress(stage, 0.0)
+        while block := handle.read(_READ_BLOCK):
+            blocks.append(block)
+            done += len(block)
+            progress(stage, min(done / size, 1.0))
+    return b"".join(blocks)
 
 
 def parse_text(
@@ -104,7 +144,7 @@ def parse_text(
 
     `encoding` is only recorded in the result, for text that came from a file.
     """
-    return _parse(text, delimiter, header, encoding, "The text")
+    return _parse(text, delimiter, header, encoding, "The text", _no_progress)
 
 
 def _decode(data: bytes) -> tuple[str, str]:
@@ -121,24 +161,33 @@ def _decode(data: bytes) -> tuple[str, str]:
 
 
 def _parse(
-    text: str, delimiter: str | None, header: bool | None, encoding: str, subject: str
+    text: str,
+    delimiter: str | None,
+    header: bool | None,
+    encoding: str,
+    subject: str,
+    progress: Progress,
 ) -> RawTable:
     """Split, check and label the table; `subject` names the source in messages."""
     _check_is_text(text, subject)
-    lines = io.StringIO(text, newline=None).readlines()  # \r\n and \r become \n
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     if delimiter is None:
-        delimiter = _detect_delimiter(lines, subject)
+        sample = io.StringIO(text[: _nth_newline(text, 4 * _SNIFF_ROWS)]).readlines()
+        delimiter = _detect_delimiter(sample, subject)
     elif delimiter not in DELIMITERS:
         raise ParameterError(
             f"The delimiter {delimiter!r} is not supported; use ',', ';', a tab or ' '."
         )
-    numbered_rows = list(_split_rows(lines, delimiter, subject))
-    rows = _check_rectangular(numbered_rows, delimiter, subject)
+    stage = "splitting the file into cells"
+    frame = _fast_split(text, delimiter, progress, stage)
+    if frame is None:
+        frame = _careful_split(text, delimiter, subject, progress, stage)
     # Cells can only have surrounding blanks if the text holds a blank that does not
     # delimit; skipping the strip otherwise keeps large numeric files fast.
     if delimiter != " " and any(blank in text for blank in " \t" if blank != delimiter):
-        rows = [[cell.strip() for cell in row] for row in rows]
-    frame = pd.DataFrame(rows, dtype=object)
+        for column in frame.columns:
+            frame[column] = frame[column].str.strip()
 
     decimal_comma = (
         delimiter in (";", "\t")
@@ -155,8 +204,139 @@ def _parse(
     else:
         names = [f"col{position}" for position in range(1, frame.shape[1] + 1)]
     frame.columns = names
-    frame = frame.mask(frame.isin(list(MISSING_MARKERS)), None)
+    markers = list(MISSING_MARKERS)
+    for position, column in enumerate(frame.columns):
+        progress("marking missing cells", position / frame.shape[1])
+        cells = frame[column]
+        missing = cells.isin(markers).to_numpy()
+        if missing.any():
+            frame[column] = cells.mask(missing, None)
     return RawTable(frame, delimiter, has_header, encoding, decimal_comma)
+
+
+def _nth_newline(text: str, n: int) -> int:
+    """Index just past the n-th line break (or the end of the text)."""
+    position = 0
+    for _ in range(n):
+        position = text.find("\n", position) + 1
+        if position == 0:
+            return len(text)
+    return position
+
+
+def _fast_split(
+    text: str, delimiter: str, progress: Progress, stage: str
+) -> pd.DataFrame | None:
+    """Cells of unquoted text whose lines agree on their number of fields, split by
+    pandas' C parser a chunk at a time; None when the text needs the careful way.
+
+    The C parser pads short rows without a word, hence the check first: every line
+    that is not blank must hold the same number of delimiters.
+    """
+    if '"' in text or delimiter == " ":
+        return None
+    progress(stage, 0.0)
+    if not _fields_agree(text, delimiter, progress, stage):
+        return None
+    with _without_cyclic_gc():
+        return _c_split(text, delimiter, progress, stage)
+
+
+@contextmanager
+def _without_cyclic_gc():
+    """Pause the cyclic garbage collector while millions of strings are made: they
+    hold no cycles, and each collection would walk them all again (a fifth of the
+    time on a 2-million-row file)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _c_split(
+    text: str, delimiter: str, progress: Progress, stage: str
+) -> pd.DataFrame | None:
+    lines = max(text.count("\n"), 1)
+    chunks, rows = [], 0
+    reader = pd.read_csv(
+        io.StringIO(text), sep=delimiter, header=None, dtype=object, na_filter=False,
+        skipinitialspace=True, skip_blank_lines=True, quoting=csv.QUOTE_NONE,
+        engine="c", chunksize=_CHUNK_ROWS,
+    )
+    try:
+        with reader:
+            for chunk in reader:
+                chunks.append(chunk)
+                rows += len(chunk)
+                progress(stage, min(rows / lines, 1.0))
+    except (pd.errors.ParserError, ValueError):
+        return None
+    if not chunks:
+        return None
+    frame = pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0]
+    frame.columns = range(frame.shape[1])
+    return frame
+
+
+def _fields_agree(text: str, delimiter: str, progress: Progress, stage: str) -> bool:
+    """Whether every non-blank line of `text` has the same number of `delimiter`s (> 0).
+
+    Counted with numpy over the encoded text, a block of lines at a time: both
+    characters are ASCII, which UTF-8 never uses inside another character.
+    """
+    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    expected, begin = None, 0
+    while begin < len(data):
+        progress(stage, 0.0)
+        stop = min(begin + _READ_BLOCK, len(data))
+        if stop < len(data):   # end the block after a line break
+            stop = begin + int(np.flatnonzero(data[begin:stop] == 10)[-1:].sum()) + 1
+            if stop == begin + 1 and data[begin] != 10:
+                stop = len(data)   # one enormous line
+        counts = _delimiters_per_line(data[begin:stop], ord(delimiter))
+        if counts is None or len(counts) and (
+                expected is not None and counts[0] != expected or
+                (counts != counts[0]).any()):
+            return False
+        if len(counts):
+            expected = counts[0]
+        begin = stop
+    return expected is not None
+
+
+def _delimiters_per_line(block: np.ndarray, delimiter: int) -> np.ndarray | None:
+    """Delimiters on each non-blank line of `block`; None if a line with text has none."""
+    ends = np.flatnonzero(block == 10)
+    if len(ends) == 0 or ends[-1] != len(block) - 1:
+        ends = np.append(ends, len(block))
+    per_line = np.diff(np.searchsorted(np.flatnonzero(block == delimiter), ends),
+                       prepend=0)
+    empty = np.flatnonzero(per_line == 0)
+    if len(empty) > 1000:
+        return None
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    blank = set(b" \t")
+    for line in empty:   # lines without a delimiter must be blank (both ways skip them)
+        if not set(block[starts[line]:ends[line]].tolist()) <= blank:
+            return None
+    return np.delete(per_line, empty)
+
+
+def _careful_split(
+    text: str, delimiter: str, subject: str, progress: Progress, stage: str
+) -> pd.DataFrame:
+    """Cells split by the csv module (quotes, blanks), with errors worded for the user."""
+    lines = io.StringIO(text).readlines()
+    numbered_rows = []
+    for number, cells in _split_rows(lines, delimiter, subject):
+        numbered_rows.append((number, cells))
+        if len(numbered_rows) % _CHUNK_ROWS == 0:
+            progress(stage, number / len(lines))
+    rows = _check_rectangular(numbered_rows, delimiter, subject)
+    return pd.DataFrame(rows, dtype=object)
 
 
 def _check_is_text(text: str, subject: str) -> None:

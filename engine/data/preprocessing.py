@@ -100,19 +100,23 @@ class Preprocessing:
     # ----------------------------------------------------------------- fitting
     @classmethod
     def fit(cls, frame: pd.DataFrame, target: str, kinds: dict[str, ColumnKind],
-            missing: str, binarize: Binarization) -> Preprocessing:
-        """Learn fills, thresholds and categories from `frame` (text cells).
+            missing: str, binarize: Binarization, progress=None) -> Preprocessing:
+        """Learn fills, thresholds and categories from `frame` (text cells, or floats
+        for numeric columns already parsed).
 
         `kinds` maps each input column to use onto its kind; `frame` already has the
         rows the model trains on (with `drop`, rows with missing cells are gone).
+        `progress(stage, fraction)` is called between columns (it may stop the work).
         """
         if missing not in MISSING_POLICIES:
             raise DataError(f"Unknown missing-value policy '{missing}': use "
                             f"{', '.join(MISSING_POLICIES)}.")
-        labels = frame[target].map(class_label)
-        class_names = _sort_key(list(labels.dropna().unique()))
+        present = frame[target].dropna().unique()
+        class_names = _sort_key(list(dict.fromkeys(class_label(c) for c in present)))
         columns, features = [], []
-        for name, kind in kinds.items():
+        for position, (name, kind) in enumerate(kinds.items()):
+            if progress is not None:
+                progress("choosing thresholds", position / len(kinds))
             cells = frame[name]
             column, column_features = _fit_column(cells, kind, binarize)
             columns.append(column)
@@ -122,18 +126,27 @@ class Preprocessing:
         return cls(target, class_names, columns, features, missing, str(binarize))
 
     # ---------------------------------------------------------------- applying
-    def transform(self, frame: pd.DataFrame) -> np.ndarray:
-        """Feature matrix of a raw table (float64; 0/1 for binary features).
+    @property
+    def all_binary(self) -> bool:
+        return bool(self.features) and all(f.binary for f in self.features)
+
+    def transform(self, frame: pd.DataFrame, progress=None,
+                  dtype: type = np.float64) -> np.ndarray:
+        """Feature matrix of a raw table (`dtype`, float64 by default; 0/1 for binary
+        features, so uint8 holds a matrix whose features are all binary).
 
         Missing cells take the training fill value, whatever the training policy, so
         every row gets a prediction; missing input columns are an error.
+        `progress(stage, fraction)` is called between columns (it may stop the work).
         """
         absent = [c.name for c in self.columns if c.name not in frame.columns]
         if absent:
             raise DataError(f"The data lacks the column(s) the model needs: "
                             f"{', '.join(absent)}.")
         filled, missing = {}, {}
-        for column in self.columns:
+        for position, column in enumerate(self.columns):
+            if progress is not None:
+                progress("building the features", 0.5 * position / len(self.columns))
             cells = frame[column.name]
             missing[column.name] = cells.isna().to_numpy()
             if column.numeric:
@@ -141,8 +154,12 @@ class Preprocessing:
                                                to_numbers(cells))
             else:
                 filled[column.name] = cells.fillna(column.fill).astype(str).to_numpy()
-        X = np.empty((len(frame), len(self.features)), dtype=np.float64)
+        # Filled column by column (Fortran order, contiguous writes), then laid out by
+        # rows as the solvers read it.
+        X = np.empty((len(frame), len(self.features)), dtype=dtype, order="F")
         for j, f in enumerate(self.features):
+            if progress is not None and j % 16 == 0:
+                progress("building the features", 0.5 + 0.5 * j / len(self.features))
             values = filled[f.column]
             if f.op == NUM:
                 X[:, j] = values
@@ -152,13 +169,15 @@ class Preprocessing:
                 X[:, j] = values == f.value
             else:
                 X[:, j] = missing[f.column]
-        return X
+        return np.ascontiguousarray(X)
 
     def labels(self, cells: pd.Series) -> np.ndarray:
         """Class indices of raw target cells; -1 for a class the model never saw."""
         index = {name: i for i, name in enumerate(self.class_names)}
-        return np.array([index.get(class_label(c), -1) if c is not None else -1
-                         for c in cells], dtype=np.int64)
+        codes, values = pd.factorize(pd.Series(cells, dtype=object), use_na_sentinel=True)
+        lookup = np.array([index.get(class_label(v), -1) for v in values] + [-1],
+                          dtype=np.int64)
+        return lookup[codes]   # code -1 (missing) takes the last entry, -1
 
     def column(self, name: str) -> InputColumn:
         if not self._by_name:

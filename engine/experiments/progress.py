@@ -46,3 +46,49 @@ class ProgressBar:
             self.stream.write("\n")
             self.stream.flush()
         self.drawn = False
+
+
+class StageLine:
+    """What a long `orchard fit` is doing, on stderr: the stage and how far it got.
+
+    Silent for the first `after` seconds, so quick runs print nothing; then at most
+    one update every `every` seconds (redrawn in place on a terminal, one line each
+    in a log).  `stage` is `Monitor.on_progress`, `incumbent` its `on_incumbent`.
+    """
+
+    def __init__(self, stream: TextIO = sys.stderr, after: float = 1.0,
+                 every: float = 0.5):
+        self.stream, self.after = stream, after
+        self.every = every if stream.isatty() else max(every, 2.0)
+        self.in_place = stream.isatty()
+        self.start = time.monotonic()
+        self.last = -float("inf")
+        self.last_text = ""
+        self.drawn = False
+
+    def stage(self, stage: str, fraction: float | None = None) -> None:
+        done = "" if fraction is None else f" {100 * fraction:.0f}%"
+        self._show(f"{stage[:1].upper()}{stage[1:]}{done}")
+
+    def incumbent(self, tree, t: float, error: float, lower_bound: float) -> None:
+        bound = f", lower bound {lower_bound:g}" if lower_bound > 0 else ""
+        self._show(f"Searching: best tree so far has {error:g} errors{bound}", force=True)
+
+    def _show(self, text: str, force: bool = False) -> None:
+        now = time.monotonic()
+        if now - self.start < self.after or text == self.last_text:
+            return
+        if now - self.last < self.every and not (force and self.in_place):
+            return
+        self.last, self.last_text = now, text
+        line = f"orchard: {text} ({clock(now - self.start)})"
+        self.stream.write(f"\r{line}\033[K" if self.in_place else line + "\n")
+        self.stream.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        """End the in-place line, so what is printed next starts on its own line."""
+        if self.in_place and self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+        self.drawn = False

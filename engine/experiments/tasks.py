@@ -22,7 +22,7 @@ from typing import Any
 
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions
-from engine.errors import OrchardError
+from engine.errors import Interrupted, OrchardError
 from engine.evaluation import CrossValidation, Plan
 from engine.metrics import primal_integral
 from engine.warmup import warm_up
@@ -85,6 +85,8 @@ def run_fit(task: Task) -> dict[str, Any]:
         params = {**json.loads(task.params), "depth": task.depth}
         fold = CrossValidation(raw, task.options, task.algorithm, params, task.plan,
                                task.time_limit).fold(task.fold)
+    except Interrupted as exc:   # its time limit ran out before it had a tree
+        return task.failed(exc.status, str(exc), time.perf_counter() - start)
     except Exception as exc:  # noqa: BLE001 - recorded in the row; the sweep goes on
         message = str(exc) if isinstance(exc, OrchardError) else \
             f"{type(exc).__name__}: {exc}"

@@ -23,9 +23,15 @@ from engine.errors import DataError
 class BinaryRows:
     """The positive-weight rows of a 0/1 Dataset over its kept columns, grouped."""
 
-    def __init__(self, data, title: str, drop_redundant: bool = True):
+    def __init__(self, data, title: str, drop_redundant: bool = True, progress=None):
+        """`progress(stage, fraction)` is called between steps (it may stop the work:
+        on two million rows the reduction takes a few seconds)."""
+        progress = progress or (lambda stage, fraction=None: None)
+        stage = "grouping identical rows"
+        progress(stage, 0.0)
         X = np.asarray(data.X)
-        if X.size and not np.isin(X, (0, 1)).all():
+        binary = X.max(initial=0) <= 1 if X.dtype == np.uint8 else np.isin(X, (0, 1)).all()
+        if X.size and not binary:
             raise DataError(f"{title} needs 0/1 features: choose a binarisation.")
         w = np.asarray(data.w, dtype=np.float64)
         if (w < 0).any() or not np.isfinite(w).all():
@@ -33,20 +39,24 @@ class BinaryRows:
         self.n_rows, self.n_features = X.shape
         self.n_classes = K = data.n_classes
         positive = w > 0
-        Xp = X[positive].astype(np.uint8)
+        Xp = (X if positive.all() else X[positive]).astype(np.uint8, copy=False)
         self.y = np.asarray(data.y, dtype=np.int64)[positive]
         self.w = w[positive]
         F = X.shape[1]
         if drop_redundant:
+            progress(stage, 0.2)
             drop = redundant_columns(Xp, range(F)) if len(Xp) else set(range(F))
             self.fmap = np.array([j for j in range(F) if j not in drop], dtype=np.int64)
         else:
             self.fmap = np.arange(F, dtype=np.int64)
+        progress(stage, 0.4)
         self.X = np.ascontiguousarray(Xp[:, self.fmap])
+        progress(stage, 0.5)
         if len(self.X):
             first, self.group = row_groups(self.X)
         else:
             first, self.group = np.zeros(0, np.int64), np.zeros(0, np.int64)
+        progress(stage, 0.9)
         self.vectors = self.X[first]
         self.V = np.zeros((len(first), K))
         np.add.at(self.V, (self.group, self.y), self.w)

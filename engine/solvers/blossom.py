@@ -51,8 +51,8 @@ MEMORY_BUDGET = 2 << 30
 class Problem:
     """The kernel's input derived from a Dataset (see the module docstring)."""
 
-    def __init__(self, data, preprocess: bool):
-        rows = BinaryRows(data, "Blossom", drop_redundant=preprocess)
+    def __init__(self, data, preprocess: bool, progress=None):
+        rows = BinaryRows(data, "Blossom", drop_redundant=preprocess, progress=progress)
         self.n_classes = rows.n_classes
         self.fmap = rows.fmap
         self.Xg, self.Vg = np.ascontiguousarray(rows.vectors, dtype=np.uint8), rows.V
@@ -101,7 +101,7 @@ class Blossom(Solver):
 
     def solve(self, data, params, monitor) -> Result:
         depth = params["depth"]
-        problem = Problem(data, params["preprocess"])
+        problem = Problem(data, params["preprocess"], monitor.checkpoint)
         K = problem.n_classes
         sink = ks.IncumbentSink(problem.max_nodes(depth), K)
 

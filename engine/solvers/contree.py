@@ -79,8 +79,8 @@ def _unavoidable_error(X: np.ndarray, y: np.ndarray, w: np.ndarray, K: int) -> f
 class Problem:
     """The kernel's input derived from a Dataset."""
 
-    def __init__(self, data, depth: int):
-        X = np.asarray(data.X, dtype=np.float64)
+    def __init__(self, data, depth: int, progress):
+        X = ks.kernel_array(data.X, np.float64, progress)
         w = np.asarray(data.w, dtype=np.float64)
         if (w < 0).any() or not np.isfinite(w).all():
             raise DataError("Row weights must be finite and not negative.")
@@ -148,7 +148,7 @@ class ConTree(Solver):
 
     def solve(self, data, params, monitor) -> Result:
         depth = params["depth"]
-        problem = Problem(data, depth)
+        problem = Problem(data, depth, monitor.checkpoint)
         K = problem.n_classes
         G = problem.gap(params["max_gap"])
         cap = problem.tree_cap()

@@ -70,8 +70,8 @@ PAIR_ENTRIES = 1 << 24
 class Problem:
     """The kernel's input derived from a Dataset (see the module docstring)."""
 
-    def __init__(self, data, min_support: int):
-        rows = BinaryRows(data, "DL8.5")
+    def __init__(self, data, min_support: int, progress=None):
+        rows = BinaryRows(data, "DL8.5", progress=progress)
         self.n_classes = rows.n_classes
         self.fmap = rows.fmap
         F = len(self.fmap)
@@ -146,7 +146,7 @@ class _DL85Base(Solver):
 
     def solve(self, data, params, monitor) -> Result:
         depth = params["depth"]
-        problem = Problem(data, params["min_support"])
+        problem = Problem(data, params["min_support"], monitor.checkpoint)
         K = problem.n_classes
         sink = ks.IncumbentSink(problem.max_nodes(depth), K)
 

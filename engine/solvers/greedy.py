@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.model.tree import Tree
+from engine.solvers import kernel_support as ks
 from engine.solvers.greedy_kernel import grow_tree
 from engine.solvers.protocol import DEPTH, Param, Result, Solver
 from engine.solvers.registry import register
@@ -27,7 +28,7 @@ class Greedy(Solver):
                     "Minimum total weight (rows) in each leaf.", 1.0, None))
 
     def solve(self, data, params, monitor) -> Result:
-        X = np.ascontiguousarray(data.X, dtype=np.float64)
+        X = ks.kernel_array(data.X, np.float64, monitor.checkpoint)
         y = np.ascontiguousarray(data.y, dtype=np.int64)
         w = np.ascontiguousarray(data.w, dtype=np.float64)
         feature, threshold, left, right, value, stopped = monitor.run_kernel(

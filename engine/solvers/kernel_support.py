@@ -154,3 +154,18 @@ class IncumbentSink:
         fresh = count > self.drained
         self.drained = count
         return events, (tree if fresh else None)
+
+
+def kernel_array(X, dtype, progress, stage: str = "laying out the rows for the solver"):
+    """`X` as a C-contiguous `dtype` array for a kernel, converted a block of rows at a
+    time with `progress(stage, fraction)` between blocks, so that a stop is honoured
+    while two million rows are copied (`Monitor.checkpoint` raises to stop)."""
+    X = np.asarray(X)
+    if X.dtype == dtype and X.flags.c_contiguous:
+        return X
+    out = np.empty(X.shape, dtype)
+    step = max(1, (1 << 23) // max(X.shape[1] if X.ndim > 1 else 1, 1))
+    for start in range(0, len(X), step):
+        progress(stage, start / len(X))
+        out[start:start + step] = X[start:start + step]
+    return out

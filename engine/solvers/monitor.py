@@ -1,6 +1,11 @@
-"""How a run is watched and steered: cancel, time limit, incumbents.
+"""How a run is watched and steered: cancel, time limit, progress, incumbents.
 
-One Monitor per run.  The GUI calls `cancel()` from its thread; solvers poll
+One Monitor per run, created when the user presses Run (or the CLI starts), so the
+time limit covers every stage: reading, preparing, the search and testing.  The GUI
+calls `cancel()` from its thread (the CLI from its Ctrl-C handler).  Data stages call
+`checkpoint(stage, fraction)` between chunks of work: it reports progress to
+`on_progress` and raises `Interrupted` once the run should stop, so a stop during
+preparation ends the run instead of waiting for the solver.  Solvers poll
 `should_stop()` (Python) or `kernel_support.should_stop(monitor.control)` (numba,
 GIL released) and report each improving tree with `publish`, which records the
 anytime curve and forwards the tree to an optional callback (the GUI's live view).
@@ -11,10 +16,12 @@ from __future__ import annotations
 import math
 import threading
 import time
+from contextlib import contextmanager
 from typing import Any, Callable
 
 import numpy as np
 
+from engine.errors import Interrupted
 from engine.solvers import kernel_support as ks
 from engine.solvers.protocol import Status
 
@@ -24,12 +31,16 @@ _STOP_STATUS = {ks.STOP_CANCEL: Status.CANCELLED, ks.STOP_TIME: Status.TIME_LIMI
 
 class Monitor:
     def __init__(self, time_limit: float | None = None,
-                 on_incumbent: Callable[[Any, float, float, float], None] | None = None):
-        """`on_incumbent(tree, t, error, lower_bound)` is called from the solving thread."""
+                 on_incumbent: Callable[[Any, float, float, float], None] | None = None,
+                 on_progress: Callable[[str, float | None], None] | None = None):
+        """`on_incumbent(tree, t, error, lower_bound)` is called from the solving thread,
+        `on_progress(stage, fraction)` from whichever thread runs a data stage."""
         if time_limit is not None and not time_limit > 0:
             raise ValueError("time_limit must be positive")
         self.time_limit = time_limit
         self.on_incumbent = on_incumbent
+        self.on_progress = on_progress
+        self.stage = "starting"
         self.control = np.zeros(ks.CONTROL_SIZE)
         self.control[ks.C_DEADLINE] = math.inf
         self.incumbents: list[tuple[float, float, float]] = []
@@ -55,6 +66,52 @@ class Monitor:
         if self.control[ks.C_STOP] == 0.0 and time.monotonic() >= self.control[ks.C_DEADLINE]:
             self.control[ks.C_STOP] = ks.STOP_TIME
         return self.control[ks.C_STOP] != 0.0
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (None without a time limit)."""
+        if self.time_limit is None:
+            return None
+        return max(0.0, self.control[ks.C_DEADLINE] - time.monotonic())
+
+    @contextmanager
+    def share(self, parts: int):
+        """Within the block the deadline is at most 1/`parts` of the time left away:
+        the training fit of a run that then tests `parts - 1` folds gets its share of
+        the one time limit.  Afterwards the run's own deadline is back in force."""
+        saved = self.control[ks.C_DEADLINE]
+        if self.time_limit is not None and parts > 1:
+            now = time.monotonic()
+            self.control[ks.C_DEADLINE] = min(saved, now + (saved - now) / parts)
+        try:
+            yield
+        finally:
+            self.control[ks.C_DEADLINE] = saved
+            if self.control[ks.C_STOP] == ks.STOP_TIME and time.monotonic() < saved:
+                self.control[ks.C_STOP] = 0.0
+
+    def checkpoint(self, stage: str, fraction: float | None = None) -> None:
+        """Report that `stage` is `fraction` done; raise `Interrupted` if the run must stop.
+
+        Data stages call this between chunks of work (at least every ~0.3 s on the
+        largest tables), which is what makes Stop and the time limit work before any
+        solver has started.
+        """
+        self.stage = stage
+        if self.on_progress is not None:
+            self.on_progress(stage, fraction)
+        if self.should_stop():
+            raise self.interruption()
+
+    def interruption(self) -> Interrupted:
+        """The error that ends a run stopped before it had a model, in one sentence."""
+        status = self.stop_status() or Status.CANCELLED
+        where = self.stage[:1].lower() + self.stage[1:]
+        if status == Status.TIME_LIMIT:
+            return Interrupted(
+                f"The time limit of {self.time_limit:g} s ran out while {where}, before "
+                "any tree was trained: raise the time limit (it covers reading and "
+                "preparing the data too).", status.value)
+        return Interrupted(f"Stopped while {where}; no tree was trained.", status.value)
 
     def stop_status(self) -> Status | None:
         """Why the run was stopped early, or None."""
@@ -98,6 +155,7 @@ class Monitor:
         thread.start()
         while thread.is_alive():
             thread.join(poll)
+            self.should_stop()   # turns a passed deadline into the stop code kernels poll
             if sink is not None:
                 self._drain(sink, make_tree)
         if sink is not None:

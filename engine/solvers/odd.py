@@ -40,6 +40,7 @@ import numpy as np
 
 from engine.errors import ParameterError
 from engine.model.diagram import Diagram
+from engine.solvers import kernel_support as ks
 from engine.solvers.odd_common import SideConstraints, Skeleton
 from engine.solvers.odd_heuristic import OddHeuristic
 from engine.solvers.odd_milp import OddMilp
@@ -116,7 +117,7 @@ class Odd(Solver):
             if params["parity_column"].strip() else None
         constraints = SideConstraints(params["min_flow"], params["max_active_nodes"],
                                       group, params["parity_tolerance"])
-        X = np.ascontiguousarray(data.X, dtype=np.float64)
+        X = ks.kernel_array(data.X, np.float64, monitor.checkpoint)
         y = np.asarray(data.y, dtype=np.int64)
         w = np.asarray(data.w, dtype=np.float64)
         run = _Run(data, X, y, w, skeleton, params["alpha"], constraints, monitor)

@@ -82,7 +82,8 @@ class _Stopped(Exception):
 class Examples:
     """The distinct training rows on the useful features (see the module docstring)."""
 
-    def __init__(self, data):
+    def __init__(self, data, progress):
+        progress("grouping identical rows", None)
         X = np.asarray(data.X)
         if X.size and not np.isin(X, (0, 1)).all():
             raise DataError("SAT solvers need 0/1 features: choose a binarisation.")
@@ -193,7 +194,7 @@ class Run:
         self.data, self.monitor = data, monitor
         self.max_depth = params["depth"]
         self.solver_name = params["sat_solver"]
-        self.examples = Examples(data)
+        self.examples = Examples(data, monitor.checkpoint)
         self.depth_lb = self.examples.depth_floor()
         self.leaves_lb = max(self.examples.classes_present, 1)
         self.best: Tree | None = None
