@@ -123,6 +123,7 @@ class Evaluation:
     class_names: list[str]
     folds: list[FoldResult] = field(default_factory=list)
     complete: bool = True         # False when cancelled before every fold ran
+    stopped_by: str = ""          # why it is incomplete, one sentence ("" if unknown)
 
     @property
     def n_folds(self) -> int:
@@ -154,23 +155,26 @@ class Evaluation:
 
     def summary(self) -> str:
         """One line, e.g. `5-fold cross-validation: test accuracy 84.2% ± 1.3`."""
+        why = f" {self.stopped_by}" if self.stopped_by else ""
         if not self.folds:
-            return f"{self.plan.describe()}: no fold finished"
+            return f"{self.plan.describe()}: no fold finished.{why}"
         text = f"{self.plan.describe()}: test accuracy {100 * self.mean_test_accuracy:.1f}%"
         if len(self.folds) > 1:
             text += f" ± {100 * self.std_test_accuracy:.1f}"
         if not self.complete:
-            text += f" ({len(self.folds)} of {self.n_folds} folds, stopped)"
+            text += f" ({len(self.folds)} of {self.n_folds} folds, stopped).{why}"
         return text
 
     def to_dict(self) -> dict:
         return {"plan": self.plan.to_dict(), "class_names": list(self.class_names),
-                "folds": [f.to_dict() for f in self.folds], "complete": self.complete}
+                "folds": [f.to_dict() for f in self.folds], "complete": self.complete,
+                "stopped_by": self.stopped_by}
 
     @classmethod
     def from_dict(cls, d: dict) -> Evaluation:
         return cls(Plan.from_dict(d["plan"]), list(d["class_names"]),
-                   [FoldResult.from_dict(f) for f in d["folds"]], bool(d["complete"]))
+                   [FoldResult.from_dict(f) for f in d["folds"]], bool(d["complete"]),
+                   str(d.get("stopped_by", "")))
 
 
 # --------------------------------------------------------------------- splits
@@ -295,10 +299,14 @@ class CrossValidation:
                 limit = clock.remaining() / (len(pairs) - fold)
             if self._cancelled or (clock is not None and clock.should_stop()) or \
                     (limit is not None and limit <= 0):
+                evaluation.stopped_by = _stop_reason(self._cancelled)
                 break
             try:
                 result = self._split(fold, rows, class_names, pairs, limit)
-            except Interrupted:
+            except Interrupted as exc:
+                evaluation.stopped_by = _stop_reason(
+                    exc.status == Status.CANCELLED.value, limit,
+                    self._fold_name(fold, len(pairs)).lower())
                 break
             evaluation.folds.append(result)
             if on_fold is not None:
@@ -370,6 +378,15 @@ class CrossValidation:
                           float(result.train_error), float(result.lower_bound),
                           int(tree.n_leaves),
                           [(float(t), float(e)) for t, e, _ in result.incumbents])
+
+
+def _stop_reason(cancelled: bool, limit: float | None = None, fold: str = "") -> str:
+    if cancelled:
+        return "Testing was stopped."
+    if limit is None:
+        return "The time limit ran out before testing."
+    return (f"The time limit left {limit:.2g} s for {fold}, too little to prepare and "
+            "train it: raise the time limit (testing gets half of it).")
 
 
 def evaluate(raw: RawTable, options: PrepOptions, algorithm: str,

@@ -173,7 +173,7 @@ def test_row_groups_of_real_values_form_the_same_partition():
 # ------------------------------------------------------------------- one clock
 def test_a_share_of_the_time_limit_is_given_back():
     monitor = Monitor(time_limit=0.4)
-    with monitor.share(4):
+    with monitor.share(0.25):
         while not monitor.should_stop():
             time.sleep(0.01)
         assert monitor.stop_status() == Status.TIME_LIMIT

@@ -74,14 +74,14 @@ class Monitor:
         return max(0.0, self.control[ks.C_DEADLINE] - time.monotonic())
 
     @contextmanager
-    def share(self, parts: int):
-        """Within the block the deadline is at most 1/`parts` of the time left away:
-        the training fit of a run that then tests `parts - 1` folds gets its share of
-        the one time limit.  Afterwards the run's own deadline is back in force."""
+    def share(self, fraction: float):
+        """Within the block the deadline is at most `fraction` of the time left away:
+        the training fit of a run that then tests folds gets its share of the one
+        time limit.  Afterwards the run's own deadline is back in force."""
         saved = self.control[ks.C_DEADLINE]
-        if self.time_limit is not None and parts > 1:
+        if self.time_limit is not None and fraction < 1:
             now = time.monotonic()
-            self.control[ks.C_DEADLINE] = min(saved, now + (saved - now) / parts)
+            self.control[ks.C_DEADLINE] = min(saved, now + (saved - now) * fraction)
         try:
             yield
         finally:
