@@ -285,6 +285,8 @@ def main(argv: Sequence[str] | None = None, render_image: Callable | None = None
         summary = fit(args, render_image) if args.command == "fit" else predict(args)
     except Interrupted as exc:
         print(f"orchard: {exc}", file=sys.stderr)
+        if getattr(args, "json", False):   # scripts still get one JSON object
+            print(json.dumps({"status": exc.status, "message": str(exc), "tree": None}))
         return EXIT_INTERRUPTED if exc.status == Status.CANCELLED.value else EXIT_NO_TREE
     except OrchardError as exc:
         print(f"orchard: {exc}", file=sys.stderr)
