@@ -52,6 +52,9 @@ class AlgorithmPanel(QGroupBox):
         layout = QVBoxLayout(self)
         layout.setSpacing(6)
         self.combo = QComboBox(self)
+        # as wide as the side panel, not as its longest entry (the list shows them whole)
+        self.combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.combo.setMinimumContentsLength(12)
         for index, name in enumerate(solver_names()):
             solver = get_solver(name)
             self.combo.addItem(f"{solver.title}  ·  {optimality_text(solver)}", name)

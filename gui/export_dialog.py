@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication, QImage, QPainter, QPixmap
 from PySide6.QtWidgets import (
     QDialog,
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QVBoxLayout,
@@ -40,6 +41,8 @@ from gui.models import export_kinds, scene_for
 from gui.worker import error_message
 
 PREVIEW_MAX_CHARS = 200_000
+THUMBNAIL_SIDE = 1800     # pixels on the longer side of the picture preview's source
+MAX_PREVIEW_SCALE = 1.25  # a small tree is not blown up beyond this (as in the view)
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,44 @@ def write_format(tree, fmt: Format, path: Path) -> None:
         write_export(tree, path, fmt.key)
 
 
+class PicturePreview(QLabel):
+    """Shows a picture whole: scaled down to fit the label (proportions kept, never
+    cropped), again whenever the label is resized; never enlarged beyond its size."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setAlignment(Qt.AlignCenter)
+        self.setStyleSheet("background: white; border: 1px solid #c9ced4;")
+        self.setMinimumSize(300, 240)
+        # the label takes the room it is given; the picture never asks for more
+        self.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Ignored)
+        self.image: QImage | None = None
+
+    def set_image(self, image: QImage) -> None:
+        self.image = image
+        self._rescale()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._rescale()
+
+    def _rescale(self) -> None:
+        if self.image is None:
+            return
+        ratio = self.image.devicePixelRatio()
+        room = self.contentsRect().adjusted(4, 4, -4, -4).size()
+        if room.width() < 50 or room.height() < 50:   # not laid out yet
+            room = self.minimumSize()
+        room = room * ratio
+        natural = self.image.size()
+        if natural.width() <= room.width() and natural.height() <= room.height():
+            scaled = self.image
+        else:
+            scaled = self.image.scaled(room, Qt.KeepAspectRatio, Qt.SmoothTransformation)
+            scaled.setDevicePixelRatio(ratio)
+        self.setPixmap(QPixmap.fromImage(scaled))
+
+
 class ExportDialog(QDialog):
     exported = Signal(list)     # paths written
 
@@ -81,7 +122,7 @@ class ExportDialog(QDialog):
         self.resize(860, 560)
         self.tree = tree
         self._show_error = show_error
-        self._pixmap: QPixmap | None = None
+        self._image: QImage | None = None
         self.written: list[Path] = []
         layout = QVBoxLayout(self)
         heading = QLabel("<b>Export the tree</b> — tick the formats to write; the "
@@ -105,10 +146,7 @@ class ExportDialog(QDialog):
         self.text_preview.setReadOnly(True)
         self.text_preview.setLineWrapMode(QPlainTextEdit.NoWrap)
         self.text_preview.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
-        self.image_preview = QLabel(self.preview)
-        self.image_preview.setAlignment(Qt.AlignCenter)
-        self.image_preview.setStyleSheet("background: white; border: 1px solid #c9ced4;")
-        self.image_preview.setMinimumSize(300, 240)
+        self.image_preview = PicturePreview(self.preview)
         self.preview.addWidget(self.text_preview)
         self.preview.addWidget(self.image_preview)
         splitter.setStretchFactor(1, 1)
@@ -180,7 +218,7 @@ class ExportDialog(QDialog):
         fmt = next(f for f in FORMATS if f.key == key)
         if fmt.image:
             self.preview.setCurrentWidget(self.image_preview)
-            self.image_preview.setPixmap(self._thumbnail())
+            self.image_preview.set_image(self._thumbnail())
             return
         self.preview.setCurrentWidget(self.text_preview)
         try:
@@ -198,23 +236,27 @@ class ExportDialog(QDialog):
             write_export(self.tree, path, kind)
             return path.read_text(encoding="utf-8")
 
-    def _thumbnail(self) -> QPixmap:
-        if self._pixmap is not None:
-            return self._pixmap
+    def _thumbnail(self) -> QImage:
+        """The whole picture (the scene the exports draw), with its own proportions,
+        at most THUMBNAIL_SIDE pixels on its longer side; `PicturePreview` fits it."""
+        if self._image is not None:
+            return self._image
         scene = scene_for(self.tree)
         rect = scene.sceneRect()
         ratio = QGuiApplication.primaryScreen().devicePixelRatio() if \
             QGuiApplication.primaryScreen() else 1.0
-        width, height = 560, 420
-        image = QImage(int(width * ratio), int(height * ratio), QImage.Format_ARGB32)
+        scale = min(ratio * MAX_PREVIEW_SCALE,
+                    THUMBNAIL_SIDE / max(rect.width(), rect.height(), 1.0))
+        image = QImage(max(1, round(rect.width() * scale)),
+                       max(1, round(rect.height() * scale)), QImage.Format_ARGB32)
         image.fill(Qt.white)
         painter = QPainter(image)
         painter.setRenderHints(QPainter.Antialiasing | QPainter.TextAntialiasing)
-        scene.render(painter, image.rect(), rect, Qt.KeepAspectRatio)
+        scene.render(painter, QRectF(image.rect()), rect, Qt.KeepAspectRatio)
         painter.end()
-        image.setDevicePixelRatio(ratio)
-        self._pixmap = QPixmap.fromImage(image)
-        return self._pixmap
+        image.setDevicePixelRatio(ratio)   # shown no larger than MAX_PREVIEW_SCALE
+        self._image = image
+        return image
 
     # -------------------------------------------------------------- export
     def export_checked(self) -> list[Path]:

@@ -21,7 +21,7 @@ import html
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -91,6 +91,7 @@ TICK_MS = 100          # elapsed time during a run
 CURVE_TICKS = 4        # the curve reaches up to "now" every 4 ticks (sooner if it improved)
 PREPARE_DELAY_MS = 150  # option changes within this time are prepared once
 PANEL_WIDTH = 370
+PANEL_MIN_WIDTH, PANEL_MAX_WIDTH = 330, 460
 TAB_DATA, TAB_TREE, TAB_RESULTS = range(3)
 
 
@@ -112,6 +113,62 @@ def sample_files() -> list[Path]:
 
 def _format_count(value: float) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+
+
+def no_tree_text(label: str, status: str) -> str:
+    """One sentence for a run that ended without a tree, with what to try."""
+    why = {
+        "cancelled": "was stopped before it found a tree: run it again and let it search "
+                     "longer, or lower the depth",
+        "stopped": "was stopped before it found a tree: run it again and let it search "
+                   "longer, or lower the depth",
+        "time_limit": "reached its time limit before it found a tree: raise the time "
+                      "limit, lower the depth or choose a faster algorithm such as Greedy",
+        "memory_limit": "ran out of memory before it found a tree: lower the depth or use "
+                        "fewer features (fewer quantile thresholds)",
+        "infeasible": "found no tree classifying every row within this depth: raise the "
+                      "depth, or tick “Drop rows contradicting identical rows”",
+        "error": "failed before it found a tree: see the message, change the settings it "
+                 "names and run again",
+    }.get(str(status), "ended without a tree: try a smaller depth or another algorithm")
+    return f"Run {label} {why}."
+
+
+class PanelScroll(QScrollArea):
+    """The scroll area of the side panel's settings.  It scrolls only vertically, its
+    scroll bar is always there (so the settings keep their width whether or not they
+    are taller than the window) and it is never narrower than the settings need, so
+    no control is cut off at the right edge nor shifted sideways when focus moves."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOn)
+        self.setMinimumWidth(PANEL_MIN_WIDTH)
+        self.setMaximumWidth(PANEL_MAX_WIDTH)
+        bar = self.horizontalScrollBar()
+        bar.valueChanged.connect(lambda value: value and bar.setValue(0))
+
+    def setWidget(self, widget: QWidget) -> None:
+        super().setWidget(widget)
+        widget.installEventFilter(self)
+        self._fit_width()
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.widget() and event.type() == QEvent.LayoutRequest:
+            self._fit_width()   # e.g. another algorithm's parameter form
+        return super().eventFilter(watched, event)
+
+    def _fit_width(self) -> None:
+        widget = self.widget()
+        if widget is None:
+            return
+        needed = (widget.minimumSizeHint().width() + self.verticalScrollBar().sizeHint().width()
+                  + 2 * self.frameWidth())
+        self.setMinimumWidth(max(PANEL_MIN_WIDTH, needed))
+        self.setMaximumWidth(max(PANEL_MAX_WIDTH, needed))
 
 
 class MainWindow(QMainWindow):
@@ -248,7 +305,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self._build_tree_tab(), "Tree")
         self.results = ResultsPanel(self)
         self.results.runs_selected.connect(self._runs_selected)
-        self.results.run_activated.connect(self.show_run)
+        self.results.run_activated.connect(self._run_activated)
         self.tabs.addTab(self.results, "Results")
         splitter.addWidget(self.tabs)
         splitter.setStretchFactor(0, 0)
@@ -258,12 +315,13 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(splitter)
 
     def _build_panel(self) -> QWidget:
-        scroll = QScrollArea(self)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.NoFrame)
-        scroll.setMinimumWidth(330)
-        scroll.setMaximumWidth(460)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        # The settings scroll; Run / Stop and the hint under them stay in view below.
+        side = QWidget(self)
+        side_layout = QVBoxLayout(side)
+        side_layout.setContentsMargins(0, 0, 0, 0)
+        side_layout.setSpacing(0)
+        scroll = PanelScroll(side)
+        self.panel_scroll = scroll
         panel = QWidget(scroll)
         layout = QVBoxLayout(panel)
         layout.setContentsMargins(10, 8, 8, 8)
@@ -278,24 +336,37 @@ class MainWindow(QMainWindow):
         self.evaluation_box = EvaluationBox(panel)
         layout.addWidget(self.evaluation_box)
 
+        layout.addStretch(1)
+        scroll.setWidget(panel)
+        side_layout.addWidget(scroll, 1)
+        line = QFrame(side)
+        line.setFrameShape(QFrame.HLine)
+        line.setFrameShadow(QFrame.Sunken)
+        side_layout.addWidget(line)
+
+        self.run_bar = QWidget(side)
+        bar_layout = QVBoxLayout(self.run_bar)
+        # the buttons line up with the groups above (whose right edge is the scroll bar)
+        bar_layout.setContentsMargins(
+            10, 6, 8 + scroll.verticalScrollBar().sizeHint().width(), 8)
+        bar_layout.setSpacing(4)
         buttons = QHBoxLayout()
-        self.run_button = QPushButton("▶  Run", panel)
+        self.run_button = QPushButton("▶  Run", self.run_bar)
         self.run_button.setDefault(True)
         self.run_button.setToolTip("Train the chosen algorithm on the prepared data "
                                    "(Ctrl+R).")
         self.run_button.clicked.connect(self.run)
-        self.stop_button = QPushButton("■  Stop", panel)
+        self.stop_button = QPushButton("■  Stop", self.run_bar)
         self.stop_button.setToolTip("Stop the search and keep the best tree found (Esc).")
         self.stop_button.clicked.connect(self.stop)
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.stop_button)
-        layout.addLayout(buttons)
-        self.run_hint = QLabel(panel)
+        bar_layout.addLayout(buttons)
+        self.run_hint = QLabel(self.run_bar)
         self.run_hint.setWordWrap(True)
         self.run_hint.setStyleSheet(f"color: {HINT_COLOUR};")
-        layout.addWidget(self.run_hint)
-        layout.addStretch(1)
-        scroll.setWidget(panel)
+        bar_layout.addWidget(self.run_hint)
+        side_layout.addWidget(self.run_bar)
         # Short names used throughout (and by tests).
         self.target_combo = self.data_panel.target_combo
         self.binarize_combo = self.data_panel.binarize_combo
@@ -303,7 +374,8 @@ class MainWindow(QMainWindow):
         self.time_spin = self.algo_panel.time_spin
         self.algorithm_combo = self.algo_panel.combo
         self.open_button = self.data_panel.open_button
-        return scroll
+        self.side_panel = side
+        return side
 
     def _build_tree_tab(self) -> QWidget:
         # Trees are wide, curves are wide: the chart sits under the tree, full width.
@@ -382,9 +454,18 @@ class MainWindow(QMainWindow):
         self.algo_panel.setEnabled(not self.running)
         self.evaluation_box.setEnabled(not self.running)
         can_run = self.dataset is not None and not busy and not self.preparing
+        # Keyboard focus passes between Run and Stop (side by side) rather than to the
+        # next control, which the side panel would scroll to.
+        if self.running and self.run_button.hasFocus():
+            self.stop_button.setEnabled(True)
+            self.stop_button.setFocus()
+        elif can_run and self.stop_button.hasFocus():
+            self.run_button.setEnabled(True)
+            self.run_button.setFocus()
         self.run_button.setEnabled(can_run)
         self.run_action.setEnabled(can_run)
         self.stop_button.setEnabled(self.running)
+        self.results.set_running(self.running)
         self.stop_action.setEnabled(self.running)
         has_tree = is_model(self.tree)
         for a in (self.export_action, self.export_image_action, *self.export_actions.values()):
@@ -566,6 +647,7 @@ class MainWindow(QMainWindow):
             self._keep_run = False
         else:
             self.result, self.tree, self.current_run = None, None, None
+            self.results.clear_selection()
             self.view.show_message("Press Run to grow a tree.")
             self.chart.clear_all()
             self.figures.clear()
@@ -798,16 +880,33 @@ class MainWindow(QMainWindow):
         worker.errored.connect(self._run_failed)
         worker.cancelled.connect(self._run_failed)
         self._monitor, self._run_worker = monitor, worker
+        # The run's number is the next one; a run that fails leaves no row, so the
+        # next run takes the same number.
+        number = self._run_numbers + 1
+        title = get_solver(algorithm).title
+        name = self.path.name if self.path else ""
+        label = f"#{number} {title}" + (f" on {name}" if name else "")
         self._run_context = {"data": data, "algorithm": algorithm, "params": dict(params),
-                             "settings": self.data_settings(), "time_limit": time_limit}
+                             "settings": self.data_settings(), "time_limit": time_limit,
+                             "number": number, "label": label,
+                             "data_path": str(self.path.resolve()) if self.path else None}
         self._pending_incumbent = None
         self._live_figures = None
         self._testing = False
-        title = get_solver(algorithm).title
-        self.view.fit()  # follow the new trees until the user zooms
-        self.chart.start_run(f"{title}, depth {params.get('depth', '—')}")
+        # Nothing of the previous run stays on screen as if it were this one's: no
+        # tree, curve, figures or selected history row until this run has its own.
+        previous = self.current_run
+        self.current_run, self.tree, self.result = None, None, None
+        self.results.clear_selection()
+        self.results.show_message(f"Run {label} is running: its figures appear here "
+                                  "when it ends.")
+        self.view.show_message(  # the view follows the new trees until the user zooms
+            f"Run {label}, depth {params.get('depth', '—')}: waiting for its first tree…"
+            + (f"\n(Run #{previous.number} stays in the history of the Results tab.)"
+               if previous is not None else ""))
+        self.chart.start_run(f"{label}, depth {params.get('depth', '—')}")
         self.figures.set_figures("running", 0.0, None, None, None)
-        self.set_status(f"Running {title}…")
+        self.set_status(f"Running {label}…")
         self.tabs.setCurrentIndex(TAB_TREE)
         self._update_controls()
         worker.start()
@@ -830,7 +929,8 @@ class MainWindow(QMainWindow):
             self._pending_incumbent = tree
             self._live_figures = (error, bound)
             self.figures.set_figures("running", t, error, bound, False)
-            self.set_status(f"Running… best so far: error {_format_count(error)}"
+            self.set_status(f"Running {self._run_context['label']}… best so far: "
+                            f"error {_format_count(error)}"
                             f"{f', lower bound {_format_count(bound)}' if bound > 0 else ''}"
                             f" after {t:.1f} s")
             if not self._redraw_timer.isActive():
@@ -878,14 +978,14 @@ class MainWindow(QMainWindow):
         context = self._run_context
         self._end_run()
         result = outcome.result
-        self._run_numbers += 1
-        record = RunRecord.from_outcome(self._run_numbers, outcome, context["data"],
+        self._run_numbers = max(self._run_numbers, context["number"])
+        record = RunRecord.from_outcome(context["number"], outcome, context["data"],
                                         context["algorithm"], context["params"],
-                                        context["settings"], context["time_limit"])
+                                        context["settings"], context["time_limit"],
+                                        data_path=context["data_path"])
         self.result = result
         self.results.add_run(record)
-        self.show_run(record, switch_tab=False)
-        self.set_status(self._result_text(record))
+        self.show_run(record, switch_tab=False)   # its row selected, the status names it
         self._update_controls()
         settle_heap()
         self.run_ended.emit(result)
@@ -893,13 +993,18 @@ class MainWindow(QMainWindow):
     def _run_failed(self, message: str = "") -> None:
         if self.sender() is not self._run_worker or self._closing:
             return
+        label = self._run_context["label"]
         self._end_run()
         self.figures.labels["status"].setText("failed" if message else "stopped")
+        ended = "failed" if message else "was stopped"
+        if self.tree is None:   # no tree of this run reached the screen
+            self.view.show_message(no_tree_text(label, "error" if message else "stopped"))
+            self.results.show_message(f"Run {label} {ended} before its first tree.")
         self._update_controls()
         if message:
-            self.show_error(message)
+            self.show_error(message)   # the engine's sentence; the view names the run
         else:
-            self.set_status("Run stopped.")
+            self.set_status(f"Run {label} {ended}.")
         self.run_ended.emit(None)
 
     def _end_run(self) -> None:
@@ -911,7 +1016,10 @@ class MainWindow(QMainWindow):
 
     @staticmethod
     def _result_text(run: RunRecord) -> str:
-        parts = [(f"Training error {_format_count(run.train_error)} of "
+        """One line naming the run ("#3 Blossom on iris.csv: ...") and its figures."""
+        if not is_model(run.tree):
+            return f"{run.label}: {run.status_text}, no tree · {run.time_s:.2f} s"
+        parts = [(f"{run.label}: training error {_format_count(run.train_error)} of "
                   f"{_format_count(run.total_weight)}"),
                  f"accuracy {100 * run.train_accuracy:.1f}%"]
         if run.evaluation is not None:
@@ -926,24 +1034,56 @@ class MainWindow(QMainWindow):
 
     # ================================================================= results
     def show_run(self, run: RunRecord, switch_tab: bool = True) -> None:
-        """Make `run` the current one: its tree, curve, figures (and exports)."""
-        self.current_run = run
-        self.results.show_run(run)
-        if run.tree is not None:
-            self._show_tree(run.tree)
-        self.chart.show_result(f"#{run.number} {run.title}, depth "
-                               f"{run.params.get('depth', '—')}", run.incumbents, run.time_s,
-                               run.train_error, run.lower_bound)
-        self.figures.set_figures(run.status_text, run.time_s, run.train_error,
-                                 run.lower_bound, run.optimal)
+        """Make `run` the current one everywhere: its history row (alone selected),
+        tree, curve, figures, status line (and exports)."""
+        self.results.select_runs([run.number], notify=False)
+        self._present_run(run)
+        self.chart.show_result(f"{run.label}, depth {run.params.get('depth', '—')}",
+                               run.incumbents, run.time_s, run.train_error, run.lower_bound)
         if switch_tab:
             self.tabs.setCurrentIndex(TAB_TREE)
 
+    def _present_run(self, run: RunRecord) -> None:
+        """`run`'s tree (or why it has none), Results summary, figures and status line."""
+        self.current_run = run
+        self.results.show_run(run)
+        if is_model(run.tree):
+            self._show_tree(run.tree)
+        else:
+            self.tree = None
+            self.view.show_message(no_tree_text(run.label, run.status))
+            self._update_controls()
+        self.figures.set_figures(run.status_text, run.time_s, run.train_error,
+                                 run.lower_bound, run.optimal)
+        self.set_status(self._result_text(run))
+
+    def _run_activated(self, run: RunRecord) -> None:
+        if not self.running:   # the live run keeps the tree until it ends
+            self.show_run(run)
+
     def _runs_selected(self, runs: list) -> None:
-        if len(runs) > 1:
-            self.chart.show_runs(runs)
-        elif len(runs) == 1 and not self.running:
+        """Rows chosen in the history.  One: that run everywhere.  Several: their
+        curves overlaid, and the tree, figures and status line of the row clicked
+        last (named in the chart's title and the status line).  During a run the
+        history cannot be selected (`ResultsPanel.set_running`)."""
+        if self.running:
+            return
+        if len(runs) == 1:
             self.show_run(runs[0], switch_tab=False)
+            return
+        if not runs:   # nothing selected: the current run's own curve again
+            if self.current_run is not None:
+                self.show_run(self.current_run, switch_tab=False)
+            return
+        numbers = [r.number for r in runs]
+        focused = self.results.focused_run()
+        current = self.current_run
+        shown = (focused if focused is not None and focused.number in numbers else
+                 current if current is not None and current.number in numbers else runs[-1])
+        self._present_run(shown)
+        self.chart.show_runs(runs, shown)
+        self.set_status(f"{self._result_text(shown)} · comparing the curves of "
+                        + ", ".join(f"#{n}" for n in numbers))
 
     def _path_hovered(self, text: str) -> None:
         self.path_label.setText(f"Path: {text}" if text else

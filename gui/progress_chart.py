@@ -8,8 +8,11 @@ be drawn together to compare algorithms (`show_runs`).
 
 from __future__ import annotations
 
+import html
+import re
+
 import pyqtgraph as pg
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPainterPath
 
 from gui.tree_scene import PALETTE
 
@@ -63,10 +66,9 @@ class ProgressChart(pg.PlotWidget):
 
     # ----------------------------------------------------------------- live
     def start_run(self, title: str) -> None:
+        """A new live run: nothing of the previous curve, band or comparison stays."""
         self._clear_comparison()
-        self.points = []
-        self.error_curve.setData([], [])
-        self.bound_curve.setData([], [])
+        self.set_points([])
         self._show_own_curves(True)
         self.getPlotItem().setTitle(_title(title), size="9pt")
         self.enableAutoRange()
@@ -78,6 +80,7 @@ class ProgressChart(pg.PlotWidget):
         if not points:
             self.error_curve.setData([], [])
             self.bound_curve.setData([], [])
+            self.gap_fill.setPath(QPainterPath())   # the band does not follow empty curves
             return
         times = [p[0] for p in points]
         xs, ys = stairs(times, [p[1] for p in points], now)
@@ -103,20 +106,31 @@ class ProgressChart(pg.PlotWidget):
         self.enableAutoRange()
 
     # ----------------------------------------------------------- comparison
-    def show_runs(self, runs: list) -> None:
-        """Overlay the error curves of several finished runs (`RunRecord`s)."""
+    def show_runs(self, runs: list, shown=None) -> None:
+        """Overlay the error curves of several finished runs (`RunRecord`s); the one
+        whose tree the window shows (`shown`) is drawn thicker and named in the title."""
         self._clear_comparison()
         self._show_own_curves(False)
+        self.points = []
         item = self.getPlotItem()
         for k, run in enumerate(runs):
             colour = QColor(PALETTE[k % len(PALETTE)])
             xs, ys = stairs([p[0] for p in run.incumbents], [p[1] for p in run.incumbents],
                             run.time_s)
-            curve = item.plot(xs, ys, pen=pg.mkPen(colour, width=2),
-                              name=f"#{run.number} {run.title}")
+            main = shown is not None and run.number == shown.number
+            curve = item.plot(xs, ys, pen=pg.mkPen(colour, width=3.5 if main else 1.6),
+                              name=f"#{run.number} {run.title}" + (" (shown)" if main else ""))
             self._comparison.append(curve)
-        item.setTitle(_title(f"Comparing {len(runs)} runs"), size="9pt")
+        title = f"Comparing {len(runs)} runs"
+        if shown is not None:
+            title += f" · tree and figures: #{shown.number} {shown.title}"
+        item.setTitle(_title(title), size="9pt")
         self.enableAutoRange()
+
+    @property
+    def title(self) -> str:
+        """The chart's title as plain text (what the user reads above the curves)."""
+        return html.unescape(re.sub(r"<[^>]+>", "", self.getPlotItem().titleLabel.text))
 
     def _show_own_curves(self, visible: bool) -> None:
         for curve in (self.error_curve, self.bound_curve, self.gap_fill):
@@ -142,4 +156,4 @@ class ProgressChart(pg.PlotWidget):
 
 
 def _title(text: str) -> str:
-    return f"<span style='color:#3d444d'>{text}</span>"
+    return f"<span style='color:#3d444d'>{html.escape(text)}</span>"

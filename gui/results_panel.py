@@ -1,8 +1,10 @@
 """The Results tab: the chosen run's figures and confusion matrices, and the history.
 
-The history lists every run of the session, one row each, so algorithms and
-settings can be compared side by side; selecting rows overlays their anytime
-curves, double-clicking one shows its tree (and makes it the one exported).
+The history lists every run of the session, one row each (its data file included),
+so algorithms, settings and files can be compared side by side; clicking a header
+sorts it.  Selecting one row shows that run everywhere (tree, curve, figures, status
+bar); selecting several overlays their curves while the tree and figures show the
+row clicked last; double-clicking one shows its tree (and makes it the one exported).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from PySide6.QtCore import (
     QItemSelection,
     QItemSelectionModel,
     QModelIndex,
+    QSortFilterProxyModel,
     Qt,
     Signal,
 )
@@ -92,7 +95,9 @@ class ConfusionTable(QTableWidget):
 
 
 HISTORY_COLUMNS = ("#", "Algorithm", "Depth", "Binarisation", "Features", "Train acc.",
-                   "Test acc.", "Error", "Lower bound", "Status", "Time", "Leaves")
+                   "Test acc.", "Error", "Lower bound", "Status", "Time", "Leaves", "Dataset")
+TEXT_COLUMNS = {"Algorithm", "Binarisation", "Status", "Dataset"}   # aligned left
+SORT_ROLE = Qt.UserRole + 1   # what a column sorts by: numbers as numbers
 
 
 class HistoryModel(QAbstractTableModel):
@@ -132,21 +137,42 @@ class HistoryModel(QAbstractTableModel):
             str(run.data_settings.get("binarize", "")), f"{run.n_features:,}",
             percent(run.train_accuracy), percent(run.test_accuracy), count(run.train_error),
             count(run.lower_bound), run.status_text, f"{run.time_s:.2f} s",
-            str(tree.n_leaves) if is_model(tree) else "")
+            str(tree.n_leaves) if is_model(tree) else "", run.dataset_name)
         return values[column]
+
+    @staticmethod
+    def sort_key(run: RunRecord, column: int):
+        """Numbers sort as numbers (a missing one first), words without case."""
+        def number(value) -> float:
+            return -1.0 if value is None or math.isnan(value) else float(value)
+        tree = run.tree
+        keys = (run.number, run.title.lower(), number(run.depth_limit),
+                str(run.data_settings.get("binarize", "")), run.n_features,
+                number(run.train_accuracy), number(run.test_accuracy), run.train_error,
+                run.lower_bound, run.status_text, run.time_s,
+                tree.n_leaves if is_model(tree) else -1, run.dataset_name.lower())
+        return keys[column]
+
+    def row_of(self, number: int) -> int:
+        """The model row of run `number` (-1 when absent)."""
+        return next((i for i, r in enumerate(self.runs) if r.number == number), -1)
 
     def data(self, index: QModelIndex, role=Qt.DisplayRole):
         if not index.isValid():
             return None
         run = self.runs[index.row()]
+        name = HISTORY_COLUMNS[index.column()]
         if role == Qt.DisplayRole:
             return self.cell(run, index.column())
-        if role == Qt.TextAlignmentRole and index.column() not in (1, 3, 9):
+        if role == SORT_ROLE:
+            return self.sort_key(run, index.column())
+        if role == Qt.TextAlignmentRole and name not in TEXT_COLUMNS:
             return int(Qt.AlignRight | Qt.AlignVCenter)
         if role == Qt.ToolTipRole:
             params = ", ".join(f"{k}={v}" for k, v in run.params.items())
-            return f"{run.title} ({params}) — finished {run.finished_at}"
-        if role == Qt.ForegroundRole and index.column() == 9 and run.optimal:
+            where = f" on {run.data_path or run.dataset_name}" if run.dataset_name else ""
+            return f"{run.title} ({params}){where} — finished {run.finished_at}"
+        if role == Qt.ForegroundRole and name == "Status" and run.optimal:
             return QBrush(QColor("#1a7f37"))
         return None
 
@@ -193,8 +219,13 @@ class ResultsPanel(QWidget):
                                 "curves, double-click to show a run's tree)", splitter)
         history_layout = QVBoxLayout(history_box)
         self.history = HistoryModel(self)
+        # The view shows the history through a sorting proxy (click a header to sort):
+        # view rows map to runs through `run_at`, never by their position.
+        self.sorted_history = QSortFilterProxyModel(self)
+        self.sorted_history.setSourceModel(self.history)
+        self.sorted_history.setSortRole(SORT_ROLE)
         self.history_view = QTableView(history_box)
-        self.history_view.setModel(self.history)
+        self.history_view.setModel(self.sorted_history)
         self.history_view.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.history_view.setSelectionMode(QAbstractItemView.ExtendedSelection)
         self.history_view.verticalHeader().hide()
@@ -202,9 +233,15 @@ class ResultsPanel(QWidget):
         header = self.history_view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeToContents)
         header.setStretchLastSection(True)
+        # the data file is the model's last column (so column numbers stay as they
+        # were) but is shown second, where runs on different files stand out
+        header.moveSection(header.visualIndex(HISTORY_COLUMNS.index("Dataset")), 1)
+        self.history_view.setSortingEnabled(True)
+        self.history_view.sortByColumn(0, Qt.AscendingOrder)
+        self._quiet = False   # selection changes made by the window itself
         self.history_view.selectionModel().selectionChanged.connect(self._selection)
         self.history_view.doubleClicked.connect(
-            lambda index: self.run_activated.emit(self.history.runs[index.row()]))
+            lambda index: self.run_activated.emit(self.run_at(index)))
         history_layout.addWidget(self.history_view)
         splitter.setSizes([300, 260])
         self.current: RunRecord | None = None
@@ -213,7 +250,9 @@ class ResultsPanel(QWidget):
     # --------------------------------------------------------------- history
     def add_run(self, run: RunRecord) -> None:
         self.history.add(run)
-        self.history_view.scrollToBottom()
+        row = self.view_row(run.number)
+        if row >= 0:
+            self.history_view.scrollTo(self.sorted_history.index(row, 0))
 
     def set_runs(self, runs: list[RunRecord]) -> None:
         self.history.set_runs(runs)
@@ -222,19 +261,68 @@ class ResultsPanel(QWidget):
     def runs(self) -> list[RunRecord]:
         return list(self.history.runs)
 
-    def select_runs(self, numbers: list[int]) -> None:
-        selection = QItemSelection()
-        for row, run in enumerate(self.history.runs):
-            if run.number in numbers:
-                selection.select(self.history.index(row, 0), self.history.index(row, 0))
-        model = self.history_view.selectionModel()
-        model.select(selection, QItemSelectionModel.ClearAndSelect
-                     | QItemSelectionModel.Rows)
+    def run_at(self, index: QModelIndex) -> RunRecord:
+        """The run on a row of the view (an index of the sorted view, any column)."""
+        return self.history.runs[self.sorted_history.mapToSource(index).row()]
 
-    def _selection(self, *_) -> None:
+    def view_row(self, number: int) -> int:
+        """Where run `number` is in the view as sorted now (-1 when absent)."""
+        row = self.history.row_of(number)
+        if row < 0:
+            return -1
+        return self.sorted_history.mapFromSource(self.history.index(row, 0)).row()
+
+    def selected_runs(self) -> list[RunRecord]:
+        """The selected runs, in the order the view shows them."""
         rows = sorted({index.row() for index in self.history_view.selectionModel()
                        .selectedRows()})
-        self.runs_selected.emit([self.history.runs[r] for r in rows])
+        return [self.run_at(self.sorted_history.index(r, 0)) for r in rows]
+
+    def focused_run(self) -> RunRecord | None:
+        """The selected row clicked last (the current index), if any."""
+        index = self.history_view.currentIndex()
+        if not index.isValid() or not self.history_view.selectionModel().isRowSelected(
+                index.row(), _ROOT):
+            return None
+        return self.run_at(index)
+
+    def select_runs(self, numbers: list[int], notify: bool = True) -> None:
+        """Select the rows of these runs (only them); `runs_selected` follows unless
+        `notify` is false.  One run also becomes the current row, scrolled to."""
+        selection = QItemSelection()
+        for number in numbers:
+            row = self.view_row(number)
+            if row >= 0:
+                index = self.sorted_history.index(row, 0)
+                selection.select(index, index)
+        model = self.history_view.selectionModel()
+        self._quiet = not notify
+        try:
+            model.select(selection, QItemSelectionModel.ClearAndSelect
+                         | QItemSelectionModel.Rows)
+            if len(numbers) == 1 and self.view_row(numbers[0]) >= 0:
+                index = self.sorted_history.index(self.view_row(numbers[0]), 0)
+                model.setCurrentIndex(index, QItemSelectionModel.NoUpdate)
+                self.history_view.scrollTo(index)
+        finally:
+            self._quiet = False
+
+    def set_running(self, running: bool) -> None:
+        """While a run goes on the window shows it: rows can be read, not selected."""
+        mode = (QAbstractItemView.NoSelection if running
+                else QAbstractItemView.ExtendedSelection)
+        if self.history_view.selectionMode() != mode:
+            self.history_view.setSelectionMode(mode)
+            self.history_view.setToolTip("Rows can be selected again when the run ends."
+                                         if running else "")
+
+    def clear_selection(self) -> None:
+        """Select no row, quietly (a new run or new data: no old row stays chosen)."""
+        self.select_runs([], notify=False)
+
+    def _selection(self, *_) -> None:
+        if not self._quiet:
+            self.runs_selected.emit(self.selected_runs())
 
     # --------------------------------------------------------------- summary
     def show_run(self, run: RunRecord | None, fold_text: str = "") -> None:
@@ -264,7 +352,8 @@ class ResultsPanel(QWidget):
             rows.append(("Test accuracy", fold_text))
         if is_model(tree):
             rows.append((kind_name(tree), size_text(tree)))
-        rows.append(("Data", (f"{run.n_rows:,} rows, {run.n_features:,} features, "
+        rows.append(("Data", (f"{run.dataset_name or 'file not recorded'}: "
+                              f"{run.n_rows:,} rows, {run.n_features:,} features, "
                               f"binarisation {run.data_settings.get('binarize', '?')}, "
                               f"target '{run.data_settings.get('target', '?')}'")))
         rows.append(("Time", f"{run.time_s:.2f} s"))
@@ -282,6 +371,12 @@ class ResultsPanel(QWidget):
             self.test_matrix.show_matrix(None, [])
             self.test_title.setText("Test rows (choose a hold-out split or "
                                     "cross-validation)")
+
+    def show_message(self, text: str) -> None:
+        """No run's figures on display, and `text` says why (a run still going, ...)."""
+        self.show_run(None)
+        self.summary_label.setText(f"<span style='color:{HINT_COLOUR}'>"
+                                   f"{html.escape(text)}</span>")
 
     def summary_text(self) -> str:
         return self.summary_label.text()

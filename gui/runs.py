@@ -15,6 +15,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -93,18 +94,22 @@ class RunRecord:
     evaluation: Evaluation | None = None
     time_limit: float | None = None
     finished_at: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S"))
+    data_path: str | None = None        # the data file this run trained on (absolute)
+    data_name: str = ""                 # its file name, shown in the history
 
     @classmethod
     def from_outcome(cls, number: int, outcome: RunOutcome, data: Dataset, algorithm: str,
                      params: dict[str, Any], data_settings: dict[str, Any],
-                     time_limit: float | None) -> RunRecord:
+                     time_limit: float | None, data_path: str | None = None) -> RunRecord:
         result = outcome.result
+        name = Path(data_path).name if data_path else str(data_settings.get("file") or "")
         return cls(number, algorithm, dict(params), dict(data_settings), data.n_rows,
                    data.n_features, list(data.class_names), float(data.w.sum()),
                    float(result.train_error), float(result.lower_bound),
                    bool(result.optimal), Status(result.status).value, float(result.time_s),
                    [tuple(map(float, x)) for x in result.incumbents], result.tree,
-                   outcome.train_confusion, outcome.evaluation, time_limit)
+                   outcome.train_confusion, outcome.evaluation, time_limit,
+                   data_path=data_path, data_name=name)
 
     # ------------------------------------------------------------- figures
     @property
@@ -113,6 +118,17 @@ class RunRecord:
             return get_solver(self.algorithm).title
         except Exception:  # noqa: BLE001 - a session from a build with other solvers
             return self.algorithm
+
+    @property
+    def dataset_name(self) -> str:
+        """The data file's name ("" when unknown)."""
+        return self.data_name or (Path(self.data_path).name if self.data_path else "")
+
+    @property
+    def label(self) -> str:
+        """"#3 Blossom on iris.csv": which run this is, in the words the window uses."""
+        on = f" on {self.dataset_name}" if self.dataset_name else ""
+        return f"#{self.number} {self.title}{on}"
 
     @property
     def depth_limit(self) -> int | None:
@@ -153,6 +169,7 @@ class RunRecord:
             "train_confusion": np.asarray(self.train_confusion).tolist(),
             "evaluation": self.evaluation.to_dict() if self.evaluation else None,
             "time_limit": self.time_limit, "finished_at": self.finished_at,
+            "data_path": self.data_path, "data_name": self.data_name,
         }
 
     @classmethod
@@ -166,7 +183,11 @@ class RunRecord:
                    float(d["lower_bound"]), bool(d["optimal"]), str(d["status"]),
                    float(d["time_s"]), [tuple(map(float, x)) for x in d.get("incumbents", [])],
                    tree, np.asarray(d.get("train_confusion", []), dtype=float), evaluation,
-                   d.get("time_limit"), str(d.get("finished_at", "")))
+                   d.get("time_limit"), str(d.get("finished_at", "")),
+                   data_path=d.get("data_path"),
+                   # sessions before runs kept their file: the name in their settings
+                   data_name=str(d.get("data_name") or (d.get("data_settings") or {})
+                                 .get("file") or ""))
 
 
 def relative_gap(error: float, bound: float) -> float:

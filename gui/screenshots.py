@@ -8,6 +8,9 @@ highlighted), results.png (history of three runs, two curves compared),
 export-dialog.png (the Export dialog over the window, whole screen) and diagram.png
 (an `odd` decision diagram, every path into one class terminal highlighted).
 `... -m gui.screenshots docs/screenshots diagram` takes only the last one.
+`--size 1280x720` (or `--size max`, maximised by the window manager: run one such as
+openbox on the Xvfb display) takes them at another window size; the default is the
+documentation's 1400x900.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QApplication
 
 from gui.main_window import SAMPLES_DIR, TAB_DATA, TAB_RESULTS, TAB_TREE, MainWindow
+
+DEFAULT_SIZE = "1400x900"
 
 
 def _pump(app, seconds: float) -> None:
@@ -49,12 +54,16 @@ def _run(app, window, algorithm: str, depth: int) -> None:
     window.run_ended.disconnect()
 
 
-def _open_window(folder: Path):
+def _open_window(folder: Path, size: str = DEFAULT_SIZE):
     folder.mkdir(parents=True, exist_ok=True)
     app = QApplication.instance() or QApplication([sys.argv[0]])
     window = MainWindow(warm_up=True)
-    window.setGeometry(0, 0, 1400, 900)
-    window.show()
+    if size == "max":
+        window.showMaximized()
+    else:
+        width, height = (int(x) for x in size.split("x"))
+        window.setGeometry(0, 0, width, height)
+        window.show()
     _wait(app, lambda: window.warmup_report is not None, 600)
     return app, window
 
@@ -98,16 +107,16 @@ def _diagram(app, window, shoot) -> None:
     scene.hover_node(None)
 
 
-def take_diagram(folder: Path) -> list[Path]:
-    app, window = _open_window(folder)
+def take_diagram(folder: Path, size: str = DEFAULT_SIZE) -> list[Path]:
+    app, window = _open_window(folder, size)
     shots: list[Path] = []
     _diagram(app, window, _shooter(app, window, folder, shots))
     window.close()
     return shots
 
 
-def take(folder: Path) -> list[Path]:
-    app, window = _open_window(folder)
+def take(folder: Path, size: str = DEFAULT_SIZE) -> list[Path]:
+    app, window = _open_window(folder, size)
     shots: list[Path] = []
     shoot = _shooter(app, window, folder, shots)
 
@@ -170,6 +179,12 @@ def take(folder: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
-    target = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots")
-    for shot in (take_diagram if sys.argv[2:] == ["diagram"] else take)(target):
+    args = sys.argv[1:]
+    size = DEFAULT_SIZE
+    if "--size" in args:
+        at = args.index("--size")
+        size = args[at + 1]
+        del args[at:at + 2]
+    target = Path(args[0] if args else "docs/screenshots")
+    for shot in (take_diagram if args[1:] == ["diagram"] else take)(target, size):
         print(shot)

@@ -2,7 +2,9 @@
 
 A session holds the data file's path (absolute, and relative to the session file so
 a folder can be moved as a whole), every data and algorithm setting, and the
-finished runs with their figures, anytime curves and models.  Reopening reads the
+finished runs with their figures, anytime curves and models.  Each run keeps the
+data file it trained on (path and name), so a session whose runs used several
+files lists each under its own; runs saved before that get the session's file.  Reopening reads the
 data again with the saved settings and restores the history; if the data file is
 gone, the runs are still shown.
 """
@@ -49,6 +51,7 @@ class Session:
             runs = [RunRecord.from_dict(r) for r in d.get("runs", [])]
         except (KeyError, TypeError, ValueError) as exc:
             raise DataError(f"The session file is damaged (a run lacks {exc}).") from None
+        _claim_old_runs(runs, d.get("data_path"), dict(d.get("data_settings") or {}))
         return cls(d.get("data_path"), dict(d.get("data_settings") or {}),
                    dict(d.get("algorithm_settings") or {}), d.get("evaluation"), runs,
                    d.get("data_relative"))
@@ -62,6 +65,21 @@ class Session:
             if candidate.is_file():
                 return candidate.resolve()
         return None
+
+
+def _claim_old_runs(runs: list[RunRecord], data_path: str | None,
+                    data_settings: dict[str, Any]) -> None:
+    """Runs saved before each run kept its own file: give them the session's file.
+
+    A run's name comes from its own settings when they have one (`RunRecord.from_dict`),
+    else from the session's; the session's path goes only to runs of that file name.
+    """
+    session_name = data_settings.get("file") or (Path(data_path).name if data_path else "")
+    for run in runs:
+        if not run.data_name:
+            run.data_name = str(session_name or "")
+        if run.data_path is None and data_path and run.data_name == Path(data_path).name:
+            run.data_path = data_path
 
 
 def save_session(session: Session, path: str | Path) -> None:
