@@ -299,7 +299,10 @@ class CrossValidation:
                 limit = clock.remaining() / (len(pairs) - fold)
             if self._cancelled or (clock is not None and clock.should_stop()) or \
                     (limit is not None and limit <= 0):
-                evaluation.stopped_by = _stop_reason(self._cancelled)
+                evaluation.stopped_by = _stop_reason(
+                    self._cancelled or (clock is not None
+                                        and clock.stop_status() == Status.CANCELLED), None,
+                    self._fold_name(fold, len(pairs)).lower())
                 break
             try:
                 result = self._split(fold, rows, class_names, pairs, limit)
@@ -384,7 +387,8 @@ def _stop_reason(cancelled: bool, limit: float | None = None, fold: str = "") ->
     if cancelled:
         return "Testing was stopped."
     if limit is None:
-        return "The time limit ran out before testing."
+        return (f"The time limit ran out before {fold} could start: raise the time "
+                "limit (testing gets half of it).")
     return (f"The time limit left {limit:.2g} s for {fold}, too little to prepare and "
             "train it: raise the time limit (testing gets half of it).")
 

@@ -52,7 +52,7 @@ from gui import settings as user_settings
 from gui.algorithm_panel import AlgorithmPanel, is_sat
 from gui.column_model import ColumnsModel
 from gui.data_panel import DataPanel
-from gui.data_tasks import Prepared, prepare_table, read_and_prepare
+from gui.data_tasks import Prepared, StageRelay, prepare_table, read_and_prepare
 from gui.data_view import DataView
 from gui.evaluation_box import EvaluationBox
 from gui.export_dialog import ExportDialog
@@ -464,9 +464,10 @@ class MainWindow(QMainWindow):
             self.run_button.setFocus()
         self.run_button.setEnabled(can_run)
         self.run_action.setEnabled(can_run)
-        self.stop_button.setEnabled(self.running)
+        stoppable = self.running or self.loading or self._prep_worker is not None
+        self.stop_button.setEnabled(stoppable)
         self.results.set_running(self.running)
-        self.stop_action.setEnabled(self.running)
+        self.stop_action.setEnabled(stoppable)
         has_tree = is_model(self.tree)
         for a in (self.export_action, self.export_image_action, *self.export_actions.values()):
             a.setEnabled(has_tree)
@@ -600,8 +601,10 @@ class MainWindow(QMainWindow):
             self._pending_choices = {}
         self.set_status(f"Reading {path.name}…")
         self.data_panel.show_progress(f"Reading {path.name}…", 0.02)
+        monitor = Monitor()
         worker = Worker(read_and_prepare, path, options, name="orchard-read",
-                        report_arg="report")
+                        report_arg="report", monitor=monitor, on_cancel=monitor.cancel)
+        monitor.on_progress = StageRelay(worker.report)
         worker.partial.connect(self._load_progress)
         worker.finished.connect(self._loaded)
         worker.errored.connect(self._load_failed)
@@ -669,6 +672,9 @@ class MainWindow(QMainWindow):
         self._update_controls()
         if message:
             self.show_error(message)
+        else:
+            self.set_status("Stopped reading the file." + (
+                "" if self.raw is None else " The table loaded before is still in use."))
 
     # ========================================================== preparation
     def prep_options(self) -> PrepOptions:
@@ -714,11 +720,16 @@ class MainWindow(QMainWindow):
         if self.raw is None or self._closing:
             return
         if self._prep_worker is not None:
-            self._prep_pending = True
+            self._prep_pending = True   # its result is stale: stop it, then start again
+            self._prep_worker.cancel()
             return
         self._prep_pending = False
+        monitor = Monitor()
         worker = Worker(prepare_table, self.raw, self.infos, self.prep_options(), path=self.path,
-                        name="orchard-prepare")
+                        name="orchard-prepare", monitor=monitor, on_cancel=monitor.cancel,
+                        report_arg="report")
+        monitor.on_progress = StageRelay(worker.report)
+        worker.partial.connect(self._prepare_progress)
         worker.finished.connect(self._prepared_again)
         worker.errored.connect(self._prepare_failed)
         worker.cancelled.connect(self._prepare_failed)
@@ -736,14 +747,29 @@ class MainWindow(QMainWindow):
             return
         self._apply_prepared(prep)
 
+    def _prepare_progress(self, payload) -> None:
+        if self.sender() is not self._prep_worker or self._closing:
+            return
+        if payload[0] == "stage":
+            _, text, fraction = payload
+            self.data_panel.show_progress(text, fraction)
+            self.set_status(text)
+
     def _prepare_failed(self, message: str = "") -> None:
         if self.sender() is not self._prep_worker or self._closing:
             return
         self._prep_worker = None
+        if not message and self._prep_pending:   # stopped for newer options
+            self._prep_pending = False
+            self._start_prepare()
+            return
         self.data_panel.set_busy(False)
         self._update_controls()
         if message:
             self.show_error(message)
+        else:
+            self.set_status("Stopped preparing the data: change an option to prepare "
+                            "it again.")
 
     def _apply_prepared(self, prep: Prepared) -> None:
         self.prep = prep
@@ -875,6 +901,7 @@ class MainWindow(QMainWindow):
                         on_cancel=cancel, name="orchard-train", report_arg="report")
         monitor.on_incumbent = lambda tree, t, error, bound: worker.report(
             ("incumbent", tree, float(t), float(error), float(bound)))
+        monitor.on_progress = StageRelay(worker.report)
         worker.partial.connect(self._run_progress)
         worker.finished.connect(self._run_finished)
         worker.errored.connect(self._run_failed)
@@ -913,10 +940,15 @@ class MainWindow(QMainWindow):
         self._tick_timer.start()
 
     def stop(self) -> None:
-        """Ask the running solver to stop; it returns the best tree found so far."""
+        """Ask the running solver to stop (it returns the best tree found so far), or
+        stop reading or preparing a file (between two chunks of its work)."""
         if self._run_worker is not None:
             self.set_status("Stopping…")
             self._run_worker.cancel()
+        for worker in (self._load_worker, self._prep_worker):
+            if worker is not None:
+                self.set_status("Stopping…")
+                worker.cancel()
 
     def _run_progress(self, payload) -> None:
         if self.sender() is not self._run_worker or self._closing:
@@ -935,6 +967,9 @@ class MainWindow(QMainWindow):
                             f" after {t:.1f} s")
             if not self._redraw_timer.isActive():
                 self._redraw_timer.start()
+        elif kind == "stage" and self._live_figures is None:
+            # before the first tree: the solver's set-up, e.g. grouping 2 million rows
+            self.set_status(f"Running {self._run_context['label']}… {payload[1]}")
         elif kind == "phase":
             self._testing = True
             self._tick()   # the curve's final state before testing starts

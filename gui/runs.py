@@ -46,6 +46,10 @@ def status_text(status: Status | str) -> str:
         return str(status)
 
 
+# Of a run's time limit, what its training fit gets when test splits follow.
+TRAINING_SHARE = 0.5
+
+
 @dataclass
 class RunOutcome:
     result: Result
@@ -56,8 +60,13 @@ class RunOutcome:
 def run_task(data: Dataset, algorithm: str, params: dict[str, Any], monitor: Monitor,
              validation: CrossValidation | None = None,
              report: Callable[[object], None] | None = None) -> RunOutcome:
-    """Train on `data`, then (unless stopped) run `validation`; see the module doc."""
-    result = train(data, algorithm, params, monitor=monitor)
+    """Train on `data`, then (unless stopped) run `validation`; see the module doc.
+
+    `monitor`'s time limit covers the whole run: with a test plan, the training fit
+    (the tree the user sees) gets half of it and the splits share the other half.
+    """
+    with monitor.share(TRAINING_SHARE if validation is not None else 1.0):
+        result = train(data, algorithm, params, monitor=monitor)
     matrix = np.zeros((data.n_classes, data.n_classes))
     if result.tree is not None and hasattr(result.tree, "predict") and data.n_rows:
         matrix = confusion_matrix(data.y, result.tree.predict(data.X), data.n_classes,
@@ -69,7 +78,8 @@ def run_task(data: Dataset, algorithm: str, params: dict[str, Any], monitor: Mon
         if report is not None:
             report(("phase", f"Testing: {validation.plan.describe()}…"))
         evaluation = validation.run(
-            on_fold=(lambda fold, n: report(("fold", fold, n))) if report else None)
+            on_fold=(lambda fold, n: report(("fold", fold, n))) if report else None,
+            clock=monitor)
     return RunOutcome(result, matrix, evaluation)
 
 

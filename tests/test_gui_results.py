@@ -75,18 +75,20 @@ def test_holdout_split(qtbot):
 
 
 def test_stop_during_testing_keeps_the_tree(qtbot, monkeypatch):
+    import engine.evaluation
     import gui.runs
 
     real = gui.runs.run_task
 
     def slow_validation(*args, **kwargs):
         validation = args[4]
-        original = validation._fold
+        real_train = engine.evaluation.train
 
-        def fold(*a, **k):
-            validation.cancel()          # as if Stop was pressed during the first split
-            return original(*a, **k)
-        validation._fold = fold
+        def train(data, algorithm, params, monitor):
+            # as if Stop was pressed once the first split's solver had a tree
+            monitor.on_incumbent = lambda *_: validation.cancel()
+            return real_train(data, algorithm, params, monitor=monitor)
+        monkeypatch.setattr(engine.evaluation, "train", train)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(gui.runs, "run_task", slow_validation)
