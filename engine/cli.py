@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--algo", default=None, help="algorithm (default: blossom)")
     fit.add_argument("--depth", type=int, help="maximum depth")
     fit.add_argument("--time-limit", type=float, help="seconds")
-    fit.add_argument("--binarize", help="none | quantile:K | midpoints")
+    fit.add_argument("--binarize", help="none | quantile:K | midpoints | guided[:K]")
     fit.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                      help="solver parameter (repeatable)")
     fit.add_argument("--missing", default="impute", choices=["drop", "impute", "indicator"],
@@ -163,7 +163,8 @@ def _train(args, algorithm: str, params: dict, monitor: Monitor):
         missing=args.missing,
         binarize=args.binarize or default_binarization(algorithm),
         remove_redundant=args.remove_redundant, merge_duplicates=args.merge_duplicates,
-        drop_inconsistent=args.drop_inconsistent)
+        drop_inconsistent=args.drop_inconsistent,
+        depth=get_solver(algorithm).resolve(params)["depth"])
     data = prepare(raw, options, progress=monitor.checkpoint)
     with on_first_compile(lambda: print(COMPILING, file=sys.stderr, flush=True)):
         result = train(data, algorithm, params, monitor=monitor)
@@ -186,6 +187,9 @@ def _finish(args, algorithm: str, params: dict, data, options, result,
     total = float(data.w.sum())
     summary = {
         "algorithm": algorithm,
+        # `auto` names the algorithm it ran and why; any other is its own choice.
+        "chosen_algorithm": result.stats.get("chosen_algorithm", algorithm),
+        "reason": result.stats.get("reason", ""),
         "n_rows": int(round(total)),
         "n_features": data.n_features,
         "n_classes": data.n_classes,
@@ -214,6 +218,8 @@ def _finish(args, algorithm: str, params: dict, data, options, result,
               f"{result.time_s:.3f} s")
         for line in data.report.lines():
             print(line)
+        if result.stats.get("reason"):
+            print(f"Chose {result.stats['chosen_algorithm']}: {result.stats['reason']}.")
         if "message" in result.stats:
             print(result.stats["message"])
         print(model_rules(tree))

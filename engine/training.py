@@ -13,10 +13,12 @@ from engine.errors import DataError, ParameterError
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Result
+from engine.solvers.warm_start import warm_started
 
 
-# Binary-only solvers get deciles of each numeric column unless the user chooses.
-BINARY_DEFAULT = "quantile:10"
+# Binary-only solvers get the greedy tree's thresholds plus deciles of each numeric
+# column unless the user chooses (so their trees are never worse than greedy's).
+BINARY_DEFAULT = "guided"
 
 
 def default_binarization(algorithm: str) -> str:
@@ -63,4 +65,6 @@ def train(data: Dataset, algorithm: str, params: dict[str, Any] | None = None,
     if monitor is None:
         monitor = Monitor(time_limit, on_incumbent)
     monitor.checkpoint("starting the solver")
+    if solver.warm_start(resolved):
+        return warm_started(solver(), data, resolved, monitor)
     return solver().solve(data, resolved, monitor)

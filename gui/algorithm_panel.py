@@ -28,6 +28,9 @@ from gui.param_form import ParamForm
 
 HINT_COLOUR = "#505863"
 DEFAULT_TIME_LIMIT = 60
+# The window starts on `auto`, which picks for the analyst; the command line keeps the
+# contract's default (blossom, DESIGN.md).
+GUI_DEFAULT = "auto"
 
 
 def needs_text(solver) -> str:
@@ -93,7 +96,8 @@ class AlgorithmPanel(QGroupBox):
         layout.addWidget(self.form)
 
         self.combo.currentIndexChanged.connect(self._algorithm_changed)
-        default = self.combo.findData(default_solver_name())
+        default = self.combo.findData(GUI_DEFAULT if GUI_DEFAULT in solver_names()
+                                      else default_solver_name())
         if default >= 0 and default != self.combo.currentIndex():
             self.combo.setCurrentIndex(default)
         else:

@@ -37,6 +37,7 @@ MISSING_POLICIES = (
 )
 BINARIZATIONS = (
     ("none", "None: keep numbers continuous"),
+    ("guided", "Greedy tree's thresholds + quantiles"),
     ("quantile", "Quantile thresholds"),
     ("midpoints", "Every midpoint"),
 )
@@ -112,14 +113,16 @@ class DataPanel(QGroupBox):
             self.binarize_combo.addItem(text, mode)
         self.binarize_combo.setToolTip(
             "How numeric columns become tests. Algorithms that need 0/1 features need "
-            "quantile thresholds or every midpoint; categorical columns are always "
-            "one-hot encoded.")
+            "thresholds: the greedy tree's own plus quantiles (so the optimal tree is "
+            "never worse than greedy), quantiles only, or every midpoint; categorical "
+            "columns are always one-hot encoded.")
         self.binarize_combo.currentIndexChanged.connect(self._binarize_mode_changed)
         self.quantile_spin = QSpinBox(self)
         self.quantile_spin.setRange(2, 100)
         self.quantile_spin.setValue(DEFAULT_QUANTILES)
         self.quantile_spin.setToolTip("Number of quantile bins: K bins give up to K-1 "
-                                      "thresholds per numeric column.")
+                                      "thresholds per numeric column (with the greedy "
+                                      "tree's thresholds for the guided choice).")
         self.quantile_spin.valueChanged.connect(self._changed)
         binarize_row.addWidget(self.binarize_combo, 1)
         binarize_row.addWidget(self.quantile_spin)
@@ -166,7 +169,8 @@ class DataPanel(QGroupBox):
             self.options_changed.emit()
 
     def _binarize_mode_changed(self) -> None:
-        self.quantile_spin.setVisible(self.binarize_combo.currentData() == "quantile")
+        self.quantile_spin.setVisible(self.binarize_combo.currentData() in ("quantile",
+                                                                          "guided"))
         self._changed()
 
     def set_columns(self, columns: list[str], target: str | None) -> None:
@@ -193,11 +197,13 @@ class DataPanel(QGroupBox):
         self.missing_combo.setCurrentIndex(max(0, self.missing_combo.findData(policy)))
 
     def binarize(self) -> str:
-        mode = self.binarize_combo.currentData()
-        return f"quantile:{self.quantile_spin.value()}" if mode == "quantile" else mode
+        mode, k = self.binarize_combo.currentData(), self.quantile_spin.value()
+        if mode == "guided":
+            return "guided" if k == DEFAULT_QUANTILES else f"guided:{k}"
+        return f"quantile:{k}" if mode == "quantile" else mode
 
     def set_binarize(self, spec: str, notify: bool = True) -> None:
-        """`none`, `midpoints` or `quantile:K` (as in the CLI)."""
+        """`none`, `midpoints`, `quantile:K` or `guided[:K]` (as in the CLI)."""
         spec = str(spec).strip().lower()
         mode, _, k = spec.partition(":")
         index = self.binarize_combo.findData(mode)
@@ -205,8 +211,8 @@ class DataPanel(QGroupBox):
             raise ValueError(f"unknown binarisation {spec!r}")
         before = self.binarize()
         self._quiet = True
-        if mode == "quantile" and k.isdigit():
-            self.quantile_spin.setValue(int(k))
+        if mode in ("quantile", "guided"):
+            self.quantile_spin.setValue(int(k) if k.isdigit() else DEFAULT_QUANTILES)
         self.binarize_combo.setCurrentIndex(index)
         self._quiet = False
         if notify and self.binarize() != before:

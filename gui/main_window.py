@@ -197,6 +197,7 @@ class MainWindow(QMainWindow):
         self._run_worker: Worker | None = None
         self._warmup_worker: Worker | None = None
         self._prep_pending = False
+        self._run_queued = False          # Run pressed while the data was being prepared
         self._pending_choices: dict[str, str] = {}
         self._keep_run = False
         self._monitor: Monitor | None = None
@@ -371,6 +372,8 @@ class MainWindow(QMainWindow):
         self.target_combo = self.data_panel.target_combo
         self.binarize_combo = self.data_panel.binarize_combo
         self.depth_spin = self.algo_panel.depth_spin
+        # Guided thresholds come from the greedy tree of the chosen depth.
+        self.depth_spin.valueChanged.connect(self._depth_changed)
         self.time_spin = self.algo_panel.time_spin
         self.algorithm_combo = self.algo_panel.combo
         self.open_button = self.data_panel.open_button
@@ -453,7 +456,10 @@ class MainWindow(QMainWindow):
         self.sample_menu.setEnabled(not busy and bool(sample_files()))
         self.algo_panel.setEnabled(not self.running)
         self.evaluation_box.setEnabled(not self.running)
-        can_run = self.dataset is not None and not busy and not self.preparing
+        # While an option change is being prepared, Run is taken and starts once the
+        # data is ready (a depth change re-prepares guided thresholds).
+        can_run = not busy and (self.dataset is not None if not self.preparing
+                                else self.raw is not None) and not self._run_queued
         # Keyboard focus passes between Run and Stop (side by side) rather than to the
         # next control, which the side panel would scroll to.
         if self.running and self.run_button.hasFocus():
@@ -464,7 +470,8 @@ class MainWindow(QMainWindow):
             self.run_button.setFocus()
         self.run_button.setEnabled(can_run)
         self.run_action.setEnabled(can_run)
-        stoppable = self.running or self.loading or self._prep_worker is not None
+        stoppable = (self.running or self.loading or self._prep_worker is not None
+                     or self._run_queued)
         self.stop_button.setEnabled(stoppable)
         self.results.set_running(self.running)
         self.stop_action.setEnabled(stoppable)
@@ -597,6 +604,7 @@ class MainWindow(QMainWindow):
                 self._switch_to_binary(notify=False)
             options = PrepOptions(missing=self.data_panel.missing(),
                                   binarize=self.data_panel.binarize(),
+                                  depth=self.depth_spin.value(),
                                   **self.data_panel.cleaning())
             self._pending_choices = {}
         self.set_status(f"Reading {path.name}…")
@@ -682,7 +690,7 @@ class MainWindow(QMainWindow):
         return PrepOptions(target=self.data_panel.target(), ignore=self.columns.ignore(),
                            kinds=self.columns.kinds(), missing=self.data_panel.missing(),
                            binarize=self.data_panel.binarize(),
-                           **self.data_panel.cleaning())
+                           depth=self.depth_spin.value(), **self.data_panel.cleaning())
 
     def data_settings(self) -> dict:
         options = self.prep_options()
@@ -703,7 +711,12 @@ class MainWindow(QMainWindow):
             binarize=settings.get("binarize", "none"),
             drop_inconsistent=bool(settings.get("drop_inconsistent")),
             merge_duplicates=bool(settings.get("merge_duplicates")),
-            remove_redundant=bool(settings.get("remove_redundant")))
+            remove_redundant=bool(settings.get("remove_redundant")),
+            depth=self.depth_spin.value())
+
+    def _depth_changed(self) -> None:
+        if self.data_panel.binarize().startswith("guided"):
+            self._options_changed()
 
     def _options_changed(self) -> None:
         """An option changed: prepare the table again shortly (in the background)."""
@@ -763,6 +776,7 @@ class MainWindow(QMainWindow):
             self._prep_pending = False
             self._start_prepare()
             return
+        self._run_queued = False
         self.data_panel.set_busy(False)
         self._update_controls()
         if message:
@@ -783,6 +797,12 @@ class MainWindow(QMainWindow):
         self._update_controls()
         self.prepared.emit(prep)
         self.data_ready.emit(prep.dataset)
+        if self._run_queued and not self.preparing:
+            self._run_queued = False
+            if self.dataset is not None:
+                self.run()
+            else:
+                self._update_controls()
 
     def _describe_preparation(self) -> None:
         """Features, notes and problems for the prepared data and the chosen algorithm."""
@@ -878,7 +898,15 @@ class MainWindow(QMainWindow):
 
     def run(self) -> None:
         """Train the chosen algorithm on the prepared data in the background."""
-        if self.dataset is None or self.loading or self.running or self.preparing:
+        if self.loading or self.running or self.raw is None:
+            return
+        if self.preparing:
+            self._run_queued = True
+            self.set_status("Preparing the data with the new options; the run starts as "
+                            "soon as it is ready…")
+            self._update_controls()
+            return
+        if self.dataset is None:
             return
         algorithm, data, params = self.algorithm(), self.dataset, self.params()
         time_limit = self.time_limit()
@@ -942,6 +970,10 @@ class MainWindow(QMainWindow):
     def stop(self) -> None:
         """Ask the running solver to stop (it returns the best tree found so far), or
         stop reading or preparing a file (between two chunks of its work)."""
+        if self._run_queued:
+            self._run_queued = False
+            self.set_status("The run waiting for the data was called off.")
+            self._update_controls()
         if self._run_worker is not None:
             self.set_status("Stopping…")
             self._run_worker.cancel()

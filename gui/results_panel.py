@@ -334,7 +334,10 @@ class ResultsPanel(QWidget):
             self.test_matrix.show_matrix(None, [])
             return
         tree = run.tree
-        rows = [("Algorithm", f"{run.title} (#{run.number})"),
+        rows = [("Algorithm", f"{run.title}{run.chosen_text} (#{run.number})")]
+        if run.reason:
+            rows.append(("Why", f"{run.reason}."))
+        rows += [
                 ("Parameters", ", ".join(f"{k} = {v}" for k, v in run.params.items())),
                 ("Status", run.status_text + (" — proven optimal" if run.optimal else "")),
                 ("Training accuracy", (f"{percent(run.train_accuracy)} "

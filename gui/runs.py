@@ -106,6 +106,8 @@ class RunRecord:
     finished_at: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M:%S"))
     data_path: str | None = None        # the data file this run trained on (absolute)
     data_name: str = ""                 # its file name, shown in the history
+    chosen: str = ""                    # what `auto` ran ("" for any other algorithm)
+    reason: str = ""                    # and why, one sentence
 
     @classmethod
     def from_outcome(cls, number: int, outcome: RunOutcome, data: Dataset, algorithm: str,
@@ -119,7 +121,9 @@ class RunRecord:
                    bool(result.optimal), Status(result.status).value, float(result.time_s),
                    [tuple(map(float, x)) for x in result.incumbents], result.tree,
                    outcome.train_confusion, outcome.evaluation, time_limit,
-                   data_path=data_path, data_name=name)
+                   data_path=data_path, data_name=name,
+                   chosen=str(result.stats.get("chosen_algorithm", "")),
+                   reason=str(result.stats.get("reason", "")))
 
     # ------------------------------------------------------------- figures
     @property
@@ -136,9 +140,19 @@ class RunRecord:
 
     @property
     def label(self) -> str:
-        """"#3 Blossom on iris.csv": which run this is, in the words the window uses."""
+        """"#3 Blossom on iris.csv" ("#4 Automatic (ConTree) on ..." for `auto`): which
+        run this is, in the words the window uses."""
         on = f" on {self.dataset_name}" if self.dataset_name else ""
-        return f"#{self.number} {self.title}{on}"
+        return f"#{self.number} {self.title}{self.chosen_text}{on}"
+
+    @property
+    def chosen_text(self) -> str:
+        if not self.chosen:
+            return ""
+        try:
+            return f" ({get_solver(self.chosen).title})"
+        except Exception:  # noqa: BLE001 - a session from a build with other solvers
+            return f" ({self.chosen})"
 
     @property
     def depth_limit(self) -> int | None:
@@ -180,6 +194,7 @@ class RunRecord:
             "evaluation": self.evaluation.to_dict() if self.evaluation else None,
             "time_limit": self.time_limit, "finished_at": self.finished_at,
             "data_path": self.data_path, "data_name": self.data_name,
+            "chosen": self.chosen, "reason": self.reason,
         }
 
     @classmethod
@@ -197,7 +212,8 @@ class RunRecord:
                    data_path=d.get("data_path"),
                    # sessions before runs kept their file: the name in their settings
                    data_name=str(d.get("data_name") or (d.get("data_settings") or {})
-                                 .get("file") or ""))
+                                 .get("file") or ""),
+                   chosen=str(d.get("chosen", "")), reason=str(d.get("reason", "")))
 
 
 def relative_gap(error: float, bound: float) -> float:

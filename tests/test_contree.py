@@ -232,9 +232,9 @@ def magic():
 
 def test_time_limit_returns_promptly_with_a_valid_incumbent(magic):
     result = stopped_by_time_limit(magic, "contree", {"depth": 4}, 0.5)
-    # the leaf first, then the greedy dive (best Gini splits, D2Split at depth two)
-    assert result.incumbents[0][1] == magic.n_rows - np.bincount(magic.y).max()
-    assert result.incumbents[1][0] < 0.5
+    # the greedy tree first (the warm start), well before the limit
+    assert result.incumbents[0][1] < magic.n_rows - np.bincount(magic.y).max()
+    assert result.incumbents[0][0] < 0.25
 
 
 def test_cancel_from_another_thread_is_prompt(magic):
@@ -245,7 +245,8 @@ def test_cancel_from_another_thread_is_prompt(magic):
 def test_working_memory_over_the_cap_stops_with_memory_limit(magic):
     result = train(magic, "contree", {"depth": 4, "memory_mb": 1})
     assert result.status == Status.MEMORY_LIMIT and not result.optimal
-    assert result.tree.n_nodes == 1
+    # the search could not start: at least the greedy warm start is what it keeps
+    assert result.train_error <= result.stats["warm_start_error"]
     assert result.train_error == result.tree.error(magic.X, magic.y, magic.w)
     assert result.stats["memory_needed_mb"] > 1
 

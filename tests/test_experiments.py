@@ -94,7 +94,7 @@ def test_one_row_per_fit_with_the_promised_columns(reference):
 def test_a_fit_is_a_split_of_the_guis_cross_validation(folder, reference):
     """The sweep's fit and the GUI's Test accuracy are the same code: same figures."""
     raw = read_table(folder / "data" / "noisy.csv")
-    evaluation = CrossValidation(raw, PrepOptions(target="last", binarize="quantile:10"),
+    evaluation = CrossValidation(raw, PrepOptions(target="last", binarize="guided", depth=2),
                                  "blossom", {"depth": 2}, Plan("kfold", k=3, seed=0),
                                  time_limit=10).run()
     rows = reference[(reference["dataset"] == "data/noisy.csv")

@@ -135,14 +135,13 @@ def test_preview_of_200k_rows_is_virtualised(qtbot):
 # ------------------------------------------------------------------ options
 def test_choosing_target_and_binarisation(qtbot):
     win = open_window(qtbot, LOANS)
-    with qtbot.waitSignal(win.data_ready, timeout=LOAD_TIMEOUT):
-        win.data_panel.set_binarize("none")
+    assert win.data_panel.binarize() == "none"   # greedy keeps numbers continuous
     continuous = win.dataset
     assert not continuous.is_binary
     assert "continuous" in win.data_panel.features_label.text()
 
     counts = {}
-    for spec in ("quantile:4", "quantile:10", "midpoints"):
+    for spec in ("quantile:4", "quantile:10", "guided", "midpoints"):
         with qtbot.waitSignal(win.data_ready, timeout=LOAD_TIMEOUT):
             win.data_panel.set_binarize(spec)
         qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
@@ -151,6 +150,7 @@ def test_choosing_target_and_binarisation(qtbot):
         assert f"{counts[spec]} features" in win.data_panel.features_label.text()
         assert "all 0/1" in win.data_panel.features_label.text()
     assert counts["quantile:4"] < counts["quantile:10"] < counts["midpoints"]
+    assert counts["quantile:10"] <= counts["guided"] < counts["midpoints"]
 
     with qtbot.waitSignal(win.data_ready, timeout=LOAD_TIMEOUT):
         win.data_panel.set_target("owns_home")
@@ -199,13 +199,11 @@ def test_missing_value_policies(qtbot):
 def test_binary_only_solver_switches_binarisation_and_says_so(qtbot):
     name = binary_solver()
     win = open_window(qtbot, LOANS, algorithm="greedy")
-    with qtbot.waitSignal(win.data_ready, timeout=LOAD_TIMEOUT):
-        win.data_panel.set_binarize("none")
-    assert not win.dataset.is_binary
+    assert win.data_panel.binarize() == "none" and not win.dataset.is_binary
     with qtbot.waitSignal(win.data_ready, timeout=LOAD_TIMEOUT):
         win.set_algorithm(name)
     qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
-    assert win.data_panel.binarize() == "quantile:10" and win.dataset.is_binary
+    assert win.data_panel.binarize() == "guided" and win.dataset.is_binary
     assert "needs 0/1 features, so binarisation was switched" in win.data_panel.notes_text()
     description = win.algo_panel.description.text()
     assert "Needs 0/1 features" in description and "proves optimality" in description

@@ -13,6 +13,7 @@ pytest.importorskip("pytestqt")
 
 from big_tables import numeric_csv  # noqa: E402
 from PySide6.QtCore import QTimer  # noqa: E402
+from conftest import SAMPLES  # noqa: E402
 from test_gui_support import isolated_settings, open_window, ready  # noqa: E402, F401
 
 from engine.evaluation import Plan  # noqa: E402
@@ -59,9 +60,10 @@ def test_stop_while_a_large_file_is_read(qtbot, big_csv):
 def test_a_time_limit_covers_the_test_folds_preparation(qtbot, big_csv):
     win = open_window(qtbot, big_csv, algorithm="blossom")
     qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
-    win.depth_spin.setValue(2)
+    win.depth_spin.setValue(2)   # guided thresholds for depth 2: prepared again
     win.time_spin.setValue(2)
     win.evaluation_box.set_plan(Plan("kfold", k=5))
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
     ticks = Ticks()
     pressed = time.monotonic()
     with qtbot.waitSignal(win.run_ended, timeout=LOAD_TIMEOUT) as ended:
@@ -74,4 +76,17 @@ def test_a_time_limit_covers_the_test_folds_preparation(qtbot, big_csv):
     run = win.results.runs[-1]
     assert run.evaluation is not None and not run.evaluation.complete
     assert "raise the time limit" in run.evaluation.summary()
+    win.close()
+
+
+def test_run_pressed_while_preparing_starts_when_the_data_is_ready(qtbot):
+    win = open_window(qtbot, SAMPLES / "loans.csv", algorithm="blossom")
+    assert win.data_panel.binarize() == "guided"
+    win.depth_spin.setValue(4)        # guided thresholds follow the depth
+    assert win.preparing and win.run_button.isEnabled()
+    with qtbot.waitSignal(win.run_ended, timeout=LOAD_TIMEOUT) as ended:
+        win.run_button.click()
+        assert not win.running and "starts as soon as it is ready" in win.result_label.text()
+    assert ended.args[0] is not None and win.prep.options.depth == 4
+    assert win.results.runs[-1].params["depth"] == 4
     win.close()

@@ -43,7 +43,7 @@ def nodes_on_screen(win):
 def test_blossom_runs_to_completion_and_the_view_shows_its_nodes(qtbot):
     require("blossom")
     win = open_window(qtbot, LOANS, algorithm="blossom")
-    assert win.data_panel.binarize() == "quantile:10" and win.dataset.is_binary
+    assert win.data_panel.binarize() == "guided" and win.dataset.is_binary
     win.depth_spin.setValue(3)
     result = run_and_wait(qtbot, win)
     assert result is not None and result.status == Status.OPTIMAL and result.optimal
@@ -334,14 +334,14 @@ def test_an_untouched_depth_follows_the_algorithm_default(qtbot):
 
 
 def test_a_binarisation_orchard_chose_follows_the_algorithm(qtbot):
-    """quantile:10 chosen automatically for blossom becomes midpoints for a SAT solver
+    """guided chosen automatically for blossom becomes midpoints for a SAT solver
     (coarse bins make contradicting rows), and back."""
     win = open_window(qtbot)
     win.set_algorithm("greedy")
     win.data_panel.set_binarize("none")
     win.set_algorithm("blossom")
-    assert win.data_panel.binarize() == "quantile:10"
+    assert win.data_panel.binarize() == "guided"
     win.set_algorithm("sat-depth")
     assert win.data_panel.binarize() == "midpoints"
     win.set_algorithm("blossom")
-    assert win.data_panel.binarize() == "quantile:10"
+    assert win.data_panel.binarize() == "guided"

@@ -100,7 +100,7 @@ def test_a_solver_stops_during_its_row_reduction(big_csv):
     monitor = Monitor(time_limit=60, on_progress=stop_when_reducing)
     with pytest.raises(Interrupted, match="grouping identical rows"):
         train(data, "blossom", {"depth": 2}, monitor=monitor)
-    assert seen == ["starting the solver", "grouping identical rows"]
+    assert seen[0] == "starting the solver" and seen[-1] == "grouping identical rows"
 
 
 # ------------------------------------------------- the fast and careful splitters

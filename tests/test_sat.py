@@ -289,7 +289,7 @@ def test_cancel_is_honoured():
 
 def test_sat_solvers_default_to_every_midpoint_and_warm_up():
     assert default_binarization("sat-depth") == default_binarization("sat-size") == "midpoints"
-    assert default_binarization("blossom") == "quantile:10"
+    assert default_binarization("blossom") == "guided"
     report = warm_up(["sat-depth", "sat-size"])
     assert report.errors == {} and set(report.timings) == {"sat-depth", "sat-size"}
 

@@ -15,7 +15,8 @@ import pandas as pd
 
 from engine.data.columns import USABLE_KINDS, ColumnKind, choose_target, parse_column
 from engine.data.csv_reader import RawTable
-from engine.data.preprocessing import Binarization, Preprocessing
+from engine.data.features import LE, NUM, Feature
+from engine.data.preprocessing import Binarization, Preprocessing, greedy_splits
 from engine.errors import DataError, Progress
 
 
@@ -35,6 +36,7 @@ class PrepOptions:
     remove_redundant: bool = False
     merge_duplicates: bool = False
     drop_inconsistent: bool = False
+    depth: int | None = None   # the tree depth `guided` thresholds are chosen for
 
 
 @dataclass
@@ -146,7 +148,7 @@ def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
         raise DataError("No rows are left after removing rows with missing values.")
 
     prep = Preprocessing.fit(table, target, kinds, options.missing,
-                             Binarization.parse(options.binarize), progress)
+                             Binarization.parse(options.binarize), progress, options.depth)
     if len(prep.class_names) < 2:
         raise DataError(f"The target column '{target}' has a single class "
                         f"('{prep.class_names[0]}'); a tree needs at least two.")
@@ -166,6 +168,34 @@ def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
         progress("merging duplicate rows", None)
         data = merge_duplicates(data)
     return data
+
+
+def binarized(data: Dataset, spec: str, depth: int | None = None,
+              progress: Progress | None = None) -> Dataset:
+    """`data` with each continuous feature replaced by 0/1 tests `column <= t` chosen by
+    the binarisation `spec` (`guided` uses the greedy tree of `depth` on these rows),
+    as if the table had been prepared that way: the `auto` algorithm's route from
+    continuous data to Blossom."""
+    binarization = Binarization.parse(spec)
+    keep = {}
+    if binarization.mode == "guided":
+        keep = greedy_splits(data.features, data.X, data.y, data.w, data.n_classes,
+                             depth, progress)
+    features, columns = [], []
+    for j, feature in enumerate(data.features):
+        values = np.asarray(data.X[:, j], dtype=np.float64)
+        if feature.op != NUM:
+            features.append(feature)
+            columns.append(values)
+            continue
+        for t in binarization.thresholds(values, keep.get(feature.column)):
+            features.append(Feature(feature.column, LE, float(t)))
+            columns.append(values <= t)
+    prep = replace(data.prep, features=features, binarize=str(binarization))
+    binary = all(f.binary for f in features)
+    X = np.column_stack(columns).astype(np.uint8 if binary else np.float64) if columns \
+        else np.zeros((data.n_rows, 0), np.uint8)
+    return Dataset(X, data.y, data.w, prep, data.report)
 
 
 def _no_progress(stage: str, fraction: float | None = None) -> None:

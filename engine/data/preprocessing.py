@@ -7,6 +7,7 @@ thresholds and one-hot tests to new raw data as were used for training.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,9 +20,22 @@ from engine.errors import DataError
 MISSING_POLICIES = ("drop", "impute", "indicator")
 
 
+# `guided` tops the greedy trees' thresholds up with this many quantile bins.
+GUIDED_QUANTILES = 10
+# `guided` without a depth (a table prepared before any algorithm was chosen).
+GUIDED_DEPTH = 3
+
+
 @dataclass(frozen=True)
 class Binarization:
-    """How numeric columns become features: `none`, `quantile:K` or `midpoints`."""
+    """How numeric columns become features: `none`, `quantile:K`, `midpoints` or
+    `guided[:K]`.
+
+    `guided` (the threshold guessing of McTavish et al., AAAI 2022) keeps every
+    threshold a greedy CART tree of the requested depth uses, so an optimal tree on
+    these features is never worse than that greedy tree, and adds the cut points of
+    `quantile:K` (K = 10 by default) for the search to find better trees with.
+    """
 
     mode: str
     k: int = 0
@@ -31,23 +45,34 @@ class Binarization:
         text = str(text).strip().lower()
         if text in ("none", "midpoints"):
             return cls(text)
-        if text.startswith("quantile:"):
+        if text == "guided":
+            return cls("guided", GUIDED_QUANTILES)
+        mode, _, count = text.partition(":")
+        if mode in ("quantile", "guided"):
             try:
-                k = int(text.split(":", 1)[1])
+                k = int(count)
             except ValueError:
                 k = 0
             if k >= 2:
-                return cls("quantile", k)
-        raise DataError(f"Unknown binarisation '{text}': use none, quantile:K (K >= 2) "
-                        "or midpoints.")
+                return cls(mode, k)
+        raise DataError(f"Unknown binarisation '{text}': use none, quantile:K (K >= 2), "
+                        "midpoints or guided.")
 
     def __str__(self) -> str:
-        return f"quantile:{self.k}" if self.mode == "quantile" else self.mode
+        if self.mode == "quantile" or (self.mode == "guided" and self.k != GUIDED_QUANTILES):
+            return f"{self.mode}:{self.k}"
+        return self.mode
 
-    def thresholds(self, values: np.ndarray) -> np.ndarray:
-        """Thresholds `t` (features `x <= t`) between distinct observed values."""
+    def thresholds(self, values: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
+        """Thresholds `t` (features `x <= t`) between distinct observed values, with
+        those of `keep` (the greedy trees' own, for `guided`) among them."""
         distinct = np.unique(values[~np.isnan(values)])
         mids = (distinct[:-1] + distinct[1:]) / 2.0
+        if keep is not None and len(keep):
+            return np.unique(np.concatenate([keep, self._cuts(distinct, mids, values)]))
+        return self._cuts(distinct, mids, values)
+
+    def _cuts(self, distinct: np.ndarray, mids: np.ndarray, values: np.ndarray) -> np.ndarray:
         if self.mode == "midpoints" or len(mids) <= self.k - 1:
             return mids
         # Quantile cut points, each moved to the midpoint just above it so that the
@@ -100,17 +125,24 @@ class Preprocessing:
     # ----------------------------------------------------------------- fitting
     @classmethod
     def fit(cls, frame: pd.DataFrame, target: str, kinds: dict[str, ColumnKind],
-            missing: str, binarize: Binarization, progress=None) -> Preprocessing:
+            missing: str, binarize: Binarization, progress=None,
+            depth: int | None = None) -> Preprocessing:
         """Learn fills, thresholds and categories from `frame` (text cells, or floats
         for numeric columns already parsed).
 
         `kinds` maps each input column to use onto its kind; `frame` already has the
         rows the model trains on (with `drop`, rows with missing cells are gone).
         `progress(stage, fraction)` is called between columns (it may stop the work).
+        `depth` is the depth of the greedy trees whose thresholds `guided` keeps.
         """
         if missing not in MISSING_POLICIES:
             raise DataError(f"Unknown missing-value policy '{missing}': use "
                             f"{', '.join(MISSING_POLICIES)}.")
+        keep = {}
+        if binarize.mode == "guided":
+            continuous = cls.fit(frame, target, kinds, missing, Binarization("none"),
+                                 progress)
+            keep = greedy_thresholds(continuous, frame, depth, progress)
         present = frame[target].dropna().unique()
         class_names = _sort_key(list(dict.fromkeys(class_label(c) for c in present)))
         columns, features = [], []
@@ -118,7 +150,7 @@ class Preprocessing:
             if progress is not None:
                 progress("choosing thresholds", position / len(kinds))
             cells = frame[name]
-            column, column_features = _fit_column(cells, kind, binarize)
+            column, column_features = _fit_column(cells, kind, binarize, keep.get(name))
             columns.append(column)
             if missing == "indicator" and cells.isna().any():
                 column_features.append(Feature(name, MISSING))
@@ -212,8 +244,74 @@ class Preprocessing:
                    d["missing"], d["binarize"])
 
 
-def _fit_column(cells: pd.Series, kind: ColumnKind,
-                binarize: Binarization) -> tuple[InputColumn, list[Feature]]:
+def greedy_thresholds(continuous: Preprocessing, frame: pd.DataFrame, depth: int | None,
+                      progress=None) -> dict[str, np.ndarray]:
+    """Column name -> thresholds of the greedy CART tree of `depth` on the table's
+    continuous features (what `orchard fit --algo greedy` grows on these rows)."""
+    y = continuous.labels(frame[continuous.target])
+    known = y >= 0
+    X = continuous.transform(frame, progress)
+    return greedy_splits(continuous.features, X[known], y[known],
+                         np.ones(int(known.sum())), len(continuous.class_names), depth,
+                         progress)
+
+
+def greedy_splits(features: list[Feature], X: np.ndarray, y: np.ndarray, w: np.ndarray,
+                  n_classes: int, depth: int | None, progress=None) -> dict[str, np.ndarray]:
+    """Column name -> thresholds that the greedy tree of `depth` on the feature matrix
+    X uses on its continuous (`NUM`) features.
+
+    A greedy tree of depth D is the top of the greedy tree of any larger depth, so
+    these thresholds serve every depth up to D.
+    """
+    from engine.solvers.greedy_kernel import grow_tree   # numba: loaded only when used
+
+    depth = GUIDED_DEPTH if depth is None else max(int(depth), 0)
+    if progress is not None:
+        progress("growing the greedy tree for guided thresholds", None)
+    control = np.zeros(4)   # control[0] != 0 stops the kernel
+    feature, threshold, *_ = _polling(
+        grow_tree, (np.ascontiguousarray(X, dtype=np.float64),
+                    np.ascontiguousarray(y, dtype=np.int64),
+                    np.ascontiguousarray(w, dtype=np.float64), n_classes, depth, 1.0,
+                    control), control, progress)
+    found: dict[str, list[float]] = {}
+    for f, t in zip(feature, threshold):
+        if f >= 0 and features[f].op == NUM:
+            found.setdefault(features[f].column, []).append(float(t))
+    return {name: np.array(values) for name, values in found.items()}
+
+
+def _polling(kernel, args: tuple, control: np.ndarray, progress):
+    """Run a nogil kernel in a thread and call `progress` every 50 ms meanwhile; when
+    `progress` raises (a stop), stop the kernel through `control` and re-raise."""
+    if progress is None:
+        return kernel(*args)
+    outcome = {}
+
+    def target():
+        try:
+            outcome["value"] = kernel(*args)
+        except BaseException as exc:  # re-raised in the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="orchard-guide", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.05)
+            progress("growing the greedy tree for guided thresholds", None)
+    except BaseException:
+        control[0] = 1.0
+        thread.join()
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _fit_column(cells: pd.Series, kind: ColumnKind, binarize: Binarization,
+                keep: np.ndarray | None = None) -> tuple[InputColumn, list[Feature]]:
     name = str(cells.name)
     present = cells.dropna()
     if present.empty:
@@ -228,7 +326,8 @@ def _fit_column(cells: pd.Series, kind: ColumnKind,
         column = InputColumn(name, kind, float(np.median(values[~np.isnan(values)])))
         if binarize.mode == "none":
             return column, [Feature(name, NUM)]
-        return column, [Feature(name, LE, float(t)) for t in binarize.thresholds(values)]
+        return column, [Feature(name, LE, float(t))
+                        for t in binarize.thresholds(values, keep)]
     counts = present.astype(str).value_counts()
     categories = sorted(counts.index)
     column = InputColumn(name, kind, str(counts.sort_index().idxmax()))

@@ -24,7 +24,7 @@ import itertools
 import json
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -78,11 +78,12 @@ class Sweep:
                         params.setdefault("seed", seed)
                     if depth is None:
                         depth = solver.resolve(params)["depth"]
+                    fit_options = replace(options, depth=depth)   # for guided thresholds
                     plan = Plan(self.plan.method, self.plan.k, self.plan.test_size, seed)
                     for fold in range(self.n_splits):
                         tasks.append(Task(dataset, path, algorithm, int(depth),
                                           json.dumps(params, sort_keys=True), fold,
-                                          plan, options, self.time_limit))
+                                          plan, fit_options, self.time_limit))
         return tasks
 
 

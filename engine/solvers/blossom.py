@@ -99,6 +99,10 @@ class Blossom(Solver):
               Param("lower_bound", "bool", True,
                     "Prune with the lower bound of optimal sibling subtrees (exact)."))
 
+    @classmethod
+    def warm_start(cls, params) -> bool:
+        return True
+
     def solve(self, data, params, monitor) -> Result:
         depth = params["depth"]
         problem = Problem(data, params["preprocess"], monitor.checkpoint)

@@ -146,6 +146,10 @@ class ConTree(Solver):
                     "Memory for the search and its cache of solved subproblems (MB); "
                     "a full cache is emptied and the search goes on.", 1, 1 << 20))
 
+    @classmethod
+    def warm_start(cls, params) -> bool:
+        return True   # the greedy tree's thresholds are among those ConTree searches
+
     def solve(self, data, params, monitor) -> Result:
         depth = params["depth"]
         problem = Problem(data, depth, monitor.checkpoint)

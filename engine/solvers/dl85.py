@@ -144,6 +144,11 @@ class _DL85Base(Solver):
         """(rule, relaxation, initial threshold, step, factor, rule at the last level)."""
         return RULE_NONE, 0, 0.0, 1.0, 2.0, False
 
+    @classmethod
+    def warm_start(cls, params) -> bool:
+        # A minimum leaf support the greedy tree may break would make it infeasible.
+        return int(params["min_support"]) <= 1
+
     def solve(self, data, params, monitor) -> Result:
         depth = params["depth"]
         problem = Problem(data, params["min_support"], monitor.checkpoint)

@@ -46,6 +46,7 @@ class Monitor:
         self.incumbents: list[tuple[float, float, float]] = []
         self.best_tree = None
         self.best_error = math.inf
+        self.floor = math.inf   # a warm start's error: worse trees are not shown
         self.start()
 
     def start(self) -> None:
@@ -128,8 +129,14 @@ class Monitor:
 
     def publish(self, tree: Any, error: float, lower_bound: float,
                 t: float | None = None) -> None:
-        """Record an improving incumbent (the curve) and hand it to the callback."""
+        """Record an improving incumbent (the curve) and hand it to the callback.
+
+        After a warm start (`floor`), a solver's own trees that are no better than the
+        warm-start tree are left out: the curve never goes up.
+        """
         t = self.elapsed() if t is None else t
+        if error >= self.floor:
+            return
         self.incumbents.append((t, float(error), float(lower_bound)))
         if tree is not None and error <= self.best_error:
             self.best_tree, self.best_error = tree, float(error)

@@ -103,6 +103,13 @@ class Solver(ABC):
     params: ClassVar[tuple[Param, ...]] = (DEPTH,)
 
     @classmethod
+    def warm_start(cls, params: dict[str, Any]) -> bool:
+        """Whether the greedy tree of the same depth is a tree this solver could return
+        with `params` (`engine.solvers.warm_start` then makes it the first incumbent,
+        so the result is never worse).  Anytime tree solvers say yes."""
+        return False
+
+    @classmethod
     def param(cls, name: str) -> Param:
         for p in cls.params:
             if p.name == name:

@@ -1,0 +1,95 @@
+"""`auto`: ConTree on the raw numbers when it will be quick, else Blossom on guided
+thresholds, and a sentence saying which and why.
+
+ConTree finds the optimal tree over *every* threshold of numeric columns, so nothing
+beats it, but its time grows steeply with depth and data: at depth 3 it ranges from
+0.03 s to over two minutes on tables of at most 21,000 rows.  Its time was measured
+on the 14 ConTree sets (benchmarks/RESULTS.md, "ConTree vs pycontree") and fitted by
+least squares as
+
+    log t = a + b log n + c log F + d log U
+
+with n rows, F continuous features and U the mean number of distinct values per
+feature (`COST`; typical error a factor 3.4 at depth 3, 1.9 at depth 2).  `auto`
+picks ConTree when that prediction is at most `SAFETY` times the time limit (`BUDGET`
+seconds without one): optimistic, because a ConTree proof is the best answer there
+is, and a ConTree run that does not finish still returns at least the greedy tree
+(warm start).  Otherwise, and always beyond depth 3 or when every feature is already
+0/1, it runs Blossom, on the greedy tree's thresholds plus quantiles when the features
+are continuous, so the tree is never worse than greedy's either.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from engine.data.dataset import Dataset, binarized
+from engine.solvers.protocol import DEPTH, Result, Solver
+from engine.solvers.registry import get_solver, register
+from engine.solvers.warm_start import warm_started
+
+# depth -> (a, b, c, d) of the fitted cost model (module docstring).
+COST = {1: (-15.70, 0.676, 1.918, 0.370), 2: (-15.70, 0.676, 1.918, 0.370),
+        3: (-21.64, 0.994, 3.320, 0.974)}
+SAFETY = 3.0      # the model's typical error factor at depth 3
+BUDGET = 10.0     # seconds ConTree may take when the run has no time limit
+BINARY_ROUTE = "guided"
+
+
+def contree_seconds(data: Dataset, depth: int) -> float:
+    """Predicted ConTree time on `data` at `depth` (1 to 3)."""
+    continuous = [j for j, f in enumerate(data.features) if not f.binary]
+    if not continuous:
+        return 0.0
+    distinct = np.mean([len(np.unique(data.X[:, j])) for j in continuous])
+    a, b, c, d = COST[max(depth, 1)]
+    return math.exp(a + b * math.log(max(data.n_rows, 1)) + c * math.log(len(continuous))
+                    + d * math.log(max(distinct, 1.0)))
+
+
+def choose(data: Dataset, depth: int, time_limit: float | None) -> tuple[str, str]:
+    """(algorithm, reason in one sentence) for `data` at `depth`."""
+    if data.is_binary:
+        return "blossom", ("every feature is 0/1, where Blossom finds a first tree at "
+                           "once and proves optimality fastest")
+    if depth > max(COST):
+        return "blossom", (f"ConTree beyond depth {max(COST)} takes too long, so Blossom "
+                           "runs on the greedy tree's thresholds plus quantiles (never "
+                           "worse than greedy)")
+    budget = BUDGET if time_limit is None else time_limit
+    predicted = contree_seconds(data, depth)
+    size = f"{data.n_rows:,} rows × {sum(not f.binary for f in data.features)} numeric columns"
+    if predicted <= SAFETY * budget:
+        return "contree", (f"ConTree searches every threshold of the numbers and should "
+                           f"prove the optimal tree on {size} in about {predicted:.2g} s")
+    return "blossom", (f"ConTree would need about {predicted:.2g} s on {size}, far more "
+                       f"than the {budget:.3g} s available, so Blossom runs on the greedy "
+                       "tree's thresholds plus quantiles (never worse than greedy)")
+
+
+@register
+class Auto(Solver):
+    name = "auto"
+    title = "Automatic"
+    summary = ("Picks for you: ConTree on numeric data when it will be quick, else "
+               "Blossom on the greedy tree's thresholds; says which and why.")
+    needs = "any"
+    proves_optimality = True
+    params = (DEPTH,)
+
+    def solve(self, data, params, monitor) -> Result:
+        depth = params["depth"]
+        name, reason = choose(data, depth, monitor.time_limit)
+        solver = get_solver(name)
+        resolved = solver.resolve({"depth": depth})
+        if solver.needs == "binary" and not data.is_binary:
+            data = binarized(data, BINARY_ROUTE, depth, monitor.checkpoint)
+        monitor.checkpoint(f"starting {solver.title}")
+        if solver.warm_start(resolved):
+            result = warm_started(solver(), data, resolved, monitor)
+        else:
+            result = solver().solve(data, resolved, monitor)
+        result.stats.update({"chosen_algorithm": name, "reason": reason})
+        return result

@@ -1,0 +1,51 @@
+"""The greedy tree as the first incumbent of every anytime tree solver.
+
+An "optimal" tree that loses to greedy CART destroys trust, and an anytime solver
+stopped by its time limit may still hold a worse tree than CART's.  So before such a
+solver starts, the greedy tree of the same depth is grown on the same features and
+published as the run's first incumbent (the curve starts at CART's error at t ~ 0);
+the Monitor then hides the solver's own trees until one beats it, and if the solver
+ends on a worse tree, the greedy tree is the result.  With `guided` binarisation the
+features hold every threshold of the greedy tree on the raw numeric columns, so the
+result is never worse than `orchard fit --algo greedy` either.
+
+The kernels do not use the greedy error as an upper bound for pruning (yet): the
+guarantee comes from this wrapper, for every solver whose `warm_start(params)` says the
+greedy tree is one it could return.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from engine.errors import Interrupted
+from engine.solvers.greedy import Greedy
+from engine.solvers.protocol import Result, Solver
+
+# Relative slack when comparing weighted errors summed in different orders.
+TOLERANCE = 1e-9
+
+
+def warm_started(solver: Solver, data, params: dict, monitor) -> Result:
+    """`solver.solve` with the greedy tree of `params["depth"]` as its first incumbent."""
+    reference = Greedy().solve(data, {"depth": params["depth"], "min_leaf": 1.0}, monitor)
+    monitor.floor = reference.train_error   # the solver's trees must beat it to show
+    try:
+        result = solver.solve(data, params, monitor)
+    except Interrupted:   # stopped while setting up: the greedy tree is the best there is
+        return replace(reference, status=monitor.final_status(False),
+                       incumbents=list(monitor.incumbents),
+                       stats={"warm_start_error": reference.train_error,
+                              "kept_warm_start": True})
+    slack = TOLERANCE * max(float(data.w.sum()), 1.0)
+    stats = {**result.stats, "warm_start_error": reference.train_error}
+    if result.train_error <= reference.train_error + slack:
+        return replace(result, stats=stats)
+    if result.optimal:
+        raise RuntimeError(
+            f"'{solver.name}' proved an error of {result.train_error:g}, above the greedy "
+            f"tree's {reference.train_error:g} on the same features: this is a bug.")
+    return replace(result, tree=reference.tree, train_error=reference.train_error,
+                   lower_bound=min(result.lower_bound, reference.train_error),
+                   incumbents=list(monitor.incumbents),
+                   stats={**stats, "kept_warm_start": True})

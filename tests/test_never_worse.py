@@ -1,0 +1,63 @@
+"""No tree Orchard calls optimal, or returns at a time limit, is worse than greedy CART.
+
+Over every CSV of the papers' `odd` and `inferdt` folders, depths 2-4 and three folds,
+the anytime solvers with their default binarisation (`guided`: the greedy tree's
+thresholds plus quantiles) and `auto` end with a training error no higher than the
+greedy tree's on the raw numbers.  The guarantee does not depend on the time limit
+(the greedy tree is every run's first incumbent), so a short one keeps this quick;
+`benchmarks/never_worse.py` runs the same grid with 10 s per fit.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import dataset_files
+
+from engine.data.csv_reader import read_table
+from engine.data.dataset import PrepOptions
+from engine.evaluation import CrossValidation, Plan
+from engine.training import default_binarization
+
+FILES = dataset_files("odd", "inferdt", suffix=".csv")
+LIMIT = 1.0
+ANYTIME = ("blossom", "dl85", "cadl85", "auto")
+
+
+def fold_errors(raw, algorithm: str, binarize: str, depth: int, limit: float):
+    validation = CrossValidation(raw, PrepOptions(binarize=binarize, depth=depth), algorithm,
+                                 {"depth": depth}, Plan("kfold", k=3, seed=0), limit)
+    return [validation.fold(fold) for fold in range(3)]
+
+
+@pytest.mark.skipif(not FILES, reason="the shared datasets folder is absent")
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_never_worse_than_greedy(path):
+    raw = read_table(path)
+    for depth in (2, 3, 4):
+        greedy = fold_errors(raw, "greedy", "none", depth, LIMIT)
+        for algorithm in ANYTIME:
+            folds = fold_errors(raw, algorithm, default_binarization(algorithm), depth, LIMIT)
+            for fold, (ours, reference) in enumerate(zip(folds, greedy)):
+                assert ours.train_error <= reference.train_error + 1e-9, (
+                    f"{algorithm} at depth {depth}, fold {fold}: {ours.train_error} > "
+                    f"greedy {reference.train_error} ({ours.status.value})")
+
+
+def test_guided_binarisation_is_the_default_for_0_1_solvers():
+    assert default_binarization("blossom") == default_binarization("dl85") == "guided"
+    assert default_binarization("sat-depth") == "midpoints"
+    assert default_binarization("auto") == default_binarization("contree") == "none"
+
+
+@pytest.mark.skipif(not FILES, reason="the shared datasets folder is absent")
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_auto_finds_contree_optimum_where_contree_proves_it(path):
+    raw = read_table(path)
+    for depth in (2, 3):
+        contree = fold_errors(raw, "contree", "none", depth, 10.0)
+        auto = fold_errors(raw, "auto", "none", depth, 10.0)
+        for fold, (ours, reference) in enumerate(zip(auto, contree)):
+            if reference.optimal:
+                assert ours.train_error == reference.train_error, (
+                    f"depth {depth}, fold {fold}: auto {ours.train_error} vs ConTree's "
+                    f"optimum {reference.train_error}")
