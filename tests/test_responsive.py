@@ -25,6 +25,7 @@ from engine.data.csv_reader import parse_text, read_table
 from engine.data.dataset import PrepOptions, prepare, row_groups
 from engine.errors import Interrupted
 from engine.evaluation import CrossValidation, Plan
+from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
 from engine.training import train
@@ -90,17 +91,26 @@ def test_progress_reaches_every_stage_and_does_not_change_the_result(big_csv):
 
 def test_a_solver_stops_during_its_row_reduction(big_csv):
     data = prepare(read_table(big_csv), PrepOptions(binarize="quantile:10"))
-    seen = []
 
-    def stop_when_reducing(stage, fraction):
-        seen.append(stage)
-        if stage == "grouping identical rows":
-            monitor.cancel()
+    def stopping_monitor():
+        def stop_when_reducing(stage, fraction):
+            seen.append(stage)
+            if stage == "grouping identical rows":
+                monitor.cancel()
+        seen: list[str] = []
+        monitor = Monitor(time_limit=60, on_progress=stop_when_reducing)
+        return monitor, seen
 
-    monitor = Monitor(time_limit=60, on_progress=stop_when_reducing)
+    monitor, seen = stopping_monitor()   # the solver alone has no tree yet: it raises
     with pytest.raises(Interrupted, match="grouping identical rows"):
-        train(data, "blossom", {"depth": 2}, monitor=monitor)
+        get_solver("blossom")().solve(data, get_solver("blossom").resolve({"depth": 2}),
+                                      monitor)
+    assert seen == ["grouping identical rows"]
+    monitor, seen = stopping_monitor()   # through train, the greedy warm start is kept
+    result = train(data, "blossom", {"depth": 2}, monitor=monitor)
     assert seen[0] == "starting the solver" and seen[-1] == "grouping identical rows"
+    assert result.status == Status.CANCELLED and result.stats["kept_warm_start"]
+    assert result.train_error == result.tree.error(data.X, data.y, data.w)
 
 
 # ------------------------------------------------- the fast and careful splitters
