@@ -37,7 +37,7 @@ from engine.data.csv_reader import RawTable
 from engine.data.dataset import PrepOptions, prepare
 from engine.data.preprocessing import class_label
 from engine.errors import DataError, Interrupted, ParameterError
-from engine.metrics import confusion_matrix
+from engine.metrics import confusion_matrix, matrix_from_json, matrix_to_json
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
 from engine.training import train
@@ -99,8 +99,8 @@ class FoldResult:
     def to_dict(self) -> dict:
         return {"fold": self.fold, "n_train": self.n_train, "n_test": self.n_test,
                 "train_accuracy": self.train_accuracy, "test_accuracy": self.test_accuracy,
-                "train_confusion": self.train_confusion.tolist(),
-                "test_confusion": self.test_confusion.tolist(),
+                "train_confusion": matrix_to_json(self.train_confusion),
+                "test_confusion": matrix_to_json(self.test_confusion),
                 "status": self.status.value, "optimal": self.optimal, "time_s": self.time_s,
                 "train_error": self.train_error, "lower_bound": self.lower_bound,
                 "n_leaves": self.n_leaves, "incumbents": [list(x) for x in self.incumbents]}
@@ -109,8 +109,8 @@ class FoldResult:
     def from_dict(cls, d: dict) -> FoldResult:
         return cls(int(d["fold"]), int(d["n_train"]), int(d["n_test"]),
                    float(d["train_accuracy"]), float(d["test_accuracy"]),
-                   np.asarray(d["train_confusion"], dtype=float),
-                   np.asarray(d["test_confusion"], dtype=float), Status(d["status"]),
+                   matrix_from_json(d["train_confusion"]),
+                   matrix_from_json(d["test_confusion"]), Status(d["status"]),
                    bool(d["optimal"]), float(d["time_s"]),
                    float(d.get("train_error", math.nan)),
                    float(d.get("lower_bound", math.nan)), int(d.get("n_leaves", 0)),

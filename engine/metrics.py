@@ -25,6 +25,26 @@ def confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray, n_classes: int,
     return matrix
 
 
+def matrix_to_json(matrix: np.ndarray) -> dict:
+    """A confusion matrix as its size and nonzero cells `[i, j, value]`: a 499-class
+    matrix is mostly zeros, and sessions keep several per run."""
+    matrix = np.asarray(matrix, dtype=float)
+    rows, columns = np.nonzero(matrix)
+    return {"n": int(matrix.shape[0]) if matrix.ndim == 2 else 0,
+            "cells": [[int(i), int(j), float(matrix[i, j])] for i, j in zip(rows, columns)]}
+
+
+def matrix_from_json(value) -> np.ndarray:
+    """The matrix of `matrix_to_json`, or of a plain list of rows (older sessions)."""
+    if isinstance(value, dict):
+        n = int(value.get("n", 0))
+        matrix = np.zeros((n, n))
+        for i, j, v in value.get("cells", []):
+            matrix[int(i), int(j)] = float(v)
+        return matrix
+    return np.asarray(value if value is not None else [], dtype=float)
+
+
 def primal_gap(error: float, best: float) -> float:
     if error == best:
         return 0.0

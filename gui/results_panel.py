@@ -12,7 +12,6 @@ from __future__ import annotations
 import html
 import math
 
-import numpy as np
 from PySide6.QtCore import (
     QAbstractTableModel,
     QItemSelection,
@@ -32,12 +31,11 @@ from PySide6.QtWidgets import (
     QLabel,
     QSplitter,
     QTableView,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
+from gui.confusion_view import ConfusionView
 from gui.models import is_model, kind_name, size_text
 from gui.runs import RunRecord
 
@@ -53,45 +51,6 @@ def count(value: float) -> str:
 
 
 _ROOT = QModelIndex()  # the invisible root: a flat table has no children
-
-
-class ConfusionTable(QTableWidget):
-    """Rows: true class; columns: predicted class; shaded by share of the true class."""
-
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.setSelectionMode(QAbstractItemView.NoSelection)
-        self.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
-        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
-        self.setMinimumHeight(60)
-        self.matrix = np.zeros((0, 0))
-
-    def show_matrix(self, matrix: np.ndarray | None, names: list[str]) -> None:
-        matrix = np.zeros((0, 0)) if matrix is None else np.asarray(matrix, dtype=float)
-        self.matrix = matrix
-        n = matrix.shape[0] if matrix.ndim == 2 else 0
-        self.setRowCount(n)
-        self.setColumnCount(n)
-        labels = [str(x) for x in names[:n]]
-        self.setHorizontalHeaderLabels([f"→ {x}" for x in labels])
-        self.setVerticalHeaderLabels(labels)
-        for i in range(n):
-            row_total = matrix[i].sum()
-            for j in range(n):
-                item = QTableWidgetItem(count(matrix[i, j]))
-                item.setTextAlignment(Qt.AlignCenter)
-                share = matrix[i, j] / row_total if row_total else 0.0
-                base = QColor("#0072B2") if i == j else QColor("#D55E00")
-                base.setAlphaF(0.08 + 0.55 * share if matrix[i, j] else 0.0)
-                item.setBackground(QBrush(base))
-                item.setToolTip(f"true {labels[i]}, predicted {labels[j]}: "
-                                f"{count(matrix[i, j])} ({100 * share:.1f}% of {labels[i]})")
-                self.setItem(i, j, item)
-        self.resizeRowsToContents()
-        height = self.horizontalHeader().height() + 2 * self.frameWidth() + sum(
-            self.rowHeight(i) for i in range(n)) + 2
-        self.setMaximumHeight(max(height, 60))
 
 
 HISTORY_COLUMNS = ("#", "Algorithm", "Depth", "Binarisation", "Features", "Train acc.",
@@ -206,8 +165,8 @@ class ResultsPanel(QWidget):
         grid = QGridLayout(matrices)
         self.train_title = QLabel("Training rows", matrices)
         self.test_title = QLabel("Test rows (all folds)", matrices)
-        self.train_matrix = ConfusionTable(matrices)
-        self.test_matrix = ConfusionTable(matrices)
+        self.train_matrix = ConfusionView(matrices)
+        self.test_matrix = ConfusionView(matrices)
         grid.addWidget(self.train_title, 0, 0)
         grid.addWidget(self.test_title, 0, 1)
         grid.addWidget(self.train_matrix, 1, 0, Qt.AlignTop)

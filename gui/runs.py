@@ -22,7 +22,7 @@ import numpy as np
 
 from engine.data.dataset import Dataset
 from engine.evaluation import CrossValidation, Evaluation
-from engine.metrics import confusion_matrix
+from engine.metrics import confusion_matrix, matrix_from_json, matrix_to_json
 from engine.model import model_from_dict
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
@@ -190,7 +190,7 @@ class RunRecord:
             "status": self.status, "time_s": self.time_s,
             "incumbents": [list(x) for x in self.incumbents],
             "model": self.tree.to_dict() if hasattr(self.tree, "to_dict") else None,
-            "train_confusion": np.asarray(self.train_confusion).tolist(),
+            "train_confusion": matrix_to_json(self.train_confusion),
             "evaluation": self.evaluation.to_dict() if self.evaluation else None,
             "time_limit": self.time_limit, "finished_at": self.finished_at,
             "data_path": self.data_path, "data_name": self.data_name,
@@ -207,7 +207,7 @@ class RunRecord:
                    list(d["class_names"]), float(d["total_weight"]), float(d["train_error"]),
                    float(d["lower_bound"]), bool(d["optimal"]), str(d["status"]),
                    float(d["time_s"]), [tuple(map(float, x)) for x in d.get("incumbents", [])],
-                   tree, np.asarray(d.get("train_confusion", []), dtype=float), evaluation,
+                   tree, matrix_from_json(d.get("train_confusion")), evaluation,
                    d.get("time_limit"), str(d.get("finished_at", "")),
                    data_path=d.get("data_path"),
                    # sessions before runs kept their file: the name in their settings

@@ -58,7 +58,7 @@ def test_cross_validation_results_and_confusion_matrices(qtbot):
     panel = win.results
     assert "4-fold cross-validation: test accuracy" in panel.summary_text()
     assert panel.train_matrix.rowCount() == 2 and panel.test_matrix.rowCount() == 2
-    assert panel.test_matrix.item(0, 0).text() == f"{ev.test_confusion()[0, 0]:,.0f}"
+    assert panel.test_matrix.text(0, 0) == f"{ev.test_confusion()[0, 0]:,.0f}"
     assert panel.history.cell(run, 6) == f"{100 * ev.mean_test_accuracy:.1f}%"
     assert "test accuracy" in win.result_label.text()
 
