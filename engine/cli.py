@@ -190,6 +190,8 @@ def _finish(args, algorithm: str, params: dict, data, options, result,
         # `auto` names the algorithm it ran and why; any other is its own choice.
         "chosen_algorithm": result.stats.get("chosen_algorithm", algorithm),
         "reason": result.stats.get("reason", ""),
+        # a non-answer (no proof, a skipped step, no consistent tree) in one sentence
+        "message": result.stats.get("message", ""),
         "n_rows": int(round(total)),
         "n_features": data.n_features,
         "n_classes": data.n_classes,

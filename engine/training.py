@@ -12,7 +12,7 @@ from engine.data.dataset import Dataset, inconsistent_rows
 from engine.errors import DataError, ParameterError
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
-from engine.solvers.protocol import Result
+from engine.solvers.protocol import Result, Status
 from engine.solvers.warm_start import warm_started
 
 
@@ -66,5 +66,25 @@ def train(data: Dataset, algorithm: str, params: dict[str, Any] | None = None,
         monitor = Monitor(time_limit, on_incumbent)
     monitor.checkpoint("starting the solver")
     if solver.warm_start(resolved):
-        return warm_started(solver(), data, resolved, monitor)
-    return solver().solve(data, resolved, monitor)
+        result = warm_started(solver(), data, resolved, monitor)
+    else:
+        result = solver().solve(data, resolved, monitor)
+    if solver.proves_optimality and not result.optimal and "message" not in result.stats \
+            and result.status in _STOPPED:
+        result.stats["message"] = stopped_message(result)
+    return result
+
+
+_STOPPED = {Status.TIME_LIMIT: "The time limit", Status.MEMORY_LIMIT: "The memory limit",
+            Status.CANCELLED: "Stop"}
+
+
+def stopped_message(result: Result) -> str:
+    """One sentence for a search stopped before its proof: what is shown, what to try."""
+    greedy = (" (no tree better than the greedy one was found, so that is the one kept)"
+              if result.stats.get("kept_warm_start") else "")
+    bound = (f"; no tree can have fewer than {result.lower_bound:g} errors"
+             if result.lower_bound > 0 else "")
+    return (f"{_STOPPED[result.status]} came before the proof: the tree shown is the best "
+            f"found, with {result.train_error:g} errors{greedy}, not proven optimal{bound}. "
+            "Give it more time, or a smaller depth.")

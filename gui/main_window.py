@@ -1097,6 +1097,8 @@ class MainWindow(QMainWindow):
         parts.append(f"{run.time_s:.2f} s")
         if is_model(run.tree):
             parts.append(size_text(run.tree))
+        if run.message:   # a non-answer, explained with what to try
+            parts.append(run.message)
         return " · ".join(parts)
 
     # ================================================================= results

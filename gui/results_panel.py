@@ -296,6 +296,8 @@ class ResultsPanel(QWidget):
         rows = [("Algorithm", f"{run.title}{run.chosen_text} (#{run.number})")]
         if run.reason:
             rows.append(("Why", f"{run.reason}."))
+        if run.message:
+            rows.append(("Note", run.message))
         rows += [
                 ("Parameters", ", ".join(f"{k} = {v}" for k, v in run.params.items())),
                 ("Status", run.status_text + (" — proven optimal" if run.optimal else "")),

@@ -108,6 +108,7 @@ class RunRecord:
     data_name: str = ""                 # its file name, shown in the history
     chosen: str = ""                    # what `auto` ran ("" for any other algorithm)
     reason: str = ""                    # and why, one sentence
+    message: str = ""                   # a non-answer explained (no proof, a skipped step)
 
     @classmethod
     def from_outcome(cls, number: int, outcome: RunOutcome, data: Dataset, algorithm: str,
@@ -123,7 +124,8 @@ class RunRecord:
                    outcome.train_confusion, outcome.evaluation, time_limit,
                    data_path=data_path, data_name=name,
                    chosen=str(result.stats.get("chosen_algorithm", "")),
-                   reason=str(result.stats.get("reason", "")))
+                   reason=str(result.stats.get("reason", "")),
+                   message=str(result.stats.get("message", "")))
 
     # ------------------------------------------------------------- figures
     @property
@@ -194,7 +196,7 @@ class RunRecord:
             "evaluation": self.evaluation.to_dict() if self.evaluation else None,
             "time_limit": self.time_limit, "finished_at": self.finished_at,
             "data_path": self.data_path, "data_name": self.data_name,
-            "chosen": self.chosen, "reason": self.reason,
+            "chosen": self.chosen, "reason": self.reason, "message": self.message,
         }
 
     @classmethod
@@ -213,7 +215,8 @@ class RunRecord:
                    # sessions before runs kept their file: the name in their settings
                    data_name=str(d.get("data_name") or (d.get("data_settings") or {})
                                  .get("file") or ""),
-                   chosen=str(d.get("chosen", "")), reason=str(d.get("reason", "")))
+                   chosen=str(d.get("chosen", "")), reason=str(d.get("reason", "")),
+                   message=str(d.get("message", "")))
 
 
 def relative_gap(error: float, bound: float) -> float:

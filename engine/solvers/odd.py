@@ -130,8 +130,13 @@ class Odd(Solver):
         run.stats.update(heuristic_objective=objective, heuristic_restarts=restarts,
                          heuristic_error=diagram.error(X, y, w))
         if monitor.should_stop():
+            run.stats["message"] = ("The time ran out during the heuristic, so the MILP "
+                                    "step never started: the diagram is the heuristic's, not "
+                                    "proven optimal; give it more time.")
             return run.result(proven=False, interrupted=True)
         if not params["milp"]:
+            run.stats["message"] = ("The MILP step is turned off (milp = false): the diagram "
+                                    "is the heuristic's, not proven optimal.")
             return run.result(proven=False)
         milp = OddMilp(X, y, w, data.n_classes, skeleton, params["alpha"],
                        params["split"] == "multivariate", constraints)
@@ -141,6 +146,12 @@ class Odd(Solver):
             run.stats["milp_skipped"] = (f"the MILP would have {size.nonzeros:,} nonzeros, "
                                          f"more than max_milp_nonzeros = "
                                          f"{params['max_milp_nonzeros']:,}")
+            run.stats["message"] = (
+                f"The MILP step was skipped: it would have {size.nonzeros:,} nonzeros, more "
+                f"than the guard max_milp_nonzeros = {params['max_milp_nonzeros']:,}; the "
+                "diagram is the heuristic's, not proven optimal. Raise the guard (--param "
+                f"max_milp_nonzeros={size.nonzeros}, more memory) or use fewer layers or "
+                "features.")
             return run.result(proven=False)
         return run.milp(milp, diagram, objective, params["seed"])
 

@@ -279,6 +279,22 @@ class Run:
         return (f"No tree of depth at most {self.max_depth} classifies every training "
                 "row correctly: raise the maximum depth.")
 
+    def stopped_message(self, status: Status) -> str:
+        """Why a stopped run has no proven answer, what is known, and what to try."""
+        why = "The memory limit" if status == Status.MEMORY_LIMIT else (
+            "Stop" if status == Status.CANCELLED else "The time limit")
+        refuted = (f"no consistent tree of depth {self.depth_lb - 1} or less exists"
+                   if self.depth_lb > 0 else "no depth was refuted yet")
+        if self.best is None:
+            found = (f"none of depth {self.depth_lb} to {self.max_depth} was found yet, so "
+                     "the tree shown is a single leaf")
+        else:
+            found = (f"one of depth {self.best.depth} was found, not yet proven the "
+                     "smallest")
+        return (f"{why} came before the SAT search finished: {refuted}, and {found}. Try "
+                "more time, dropping rows that contradict identical rows, a coarser "
+                "binarisation (fewer features), or a larger maximum depth.")
+
     def close(self) -> None:
         if self.formula is not None:
             self.literals += self.formula.literals
@@ -366,9 +382,13 @@ class _SatBase(Solver):
             if status == Status.FINISHED:
                 status = Status.INFEASIBLE
                 stats["message"] = run.infeasible_message()
+            else:
+                stats["message"] = run.stopped_message(status)
         else:
             tree = run.best
             status = monitor.final_status(proven)
+            if not proven:
+                stats["message"] = run.stopped_message(status)
         stats["nodes"] = tree.n_nodes
         error = tree.error(data.X, data.y, data.w)
         return Result(tree, error, 0.0, proven, status, monitor.elapsed(),
