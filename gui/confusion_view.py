@@ -159,6 +159,7 @@ class ConfusionView(QWidget):
         self.matrix, self.names = matrix, [str(x) for x in names[:matrix.shape[0]]]
         shown, labels = capped(matrix, self.names)
         self.model.set_matrix(shown, labels)
+        self.table.resizeColumnsToContents()   # at most 31 columns: the class names fit
         folded = max(matrix.shape[0] - MAX_SHOWN, 0)
         self.note.setText(f"The {MAX_SHOWN} classes with the most rows; the other {folded} "
                           f"are summed in “{OTHER}”. Export CSV writes every class."
