@@ -147,14 +147,15 @@ def fit(args, render_image: Callable | None) -> dict:
     monitor = Monitor(args.time_limit, on_incumbent=line.incumbent, on_progress=line.stage)
     previous = signal.signal(signal.SIGINT, lambda *_: monitor.cancel())
     try:
-        data, options, result = _train(args, algorithm, params, monitor)
+        data, options, result = _train(args, algorithm, params, monitor, line.note)
     finally:
         signal.signal(signal.SIGINT, previous)
         line.close()
     return _finish(args, algorithm, params, data, options, result, render_image)
 
 
-def _train(args, algorithm: str, params: dict, monitor: Monitor):
+def _train(args, algorithm: str, params: dict, monitor: Monitor,
+           warn: Callable[[str], None] | None = None):
     raw = read_table(args.data, delimiter=_delimiter(args.delimiter), header=args.header,
                      progress=monitor.checkpoint)
     options = PrepOptions(
@@ -166,6 +167,9 @@ def _train(args, algorithm: str, params: dict, monitor: Monitor):
         drop_inconsistent=args.drop_inconsistent,
         depth=get_solver(algorithm).resolve(params)["depth"])
     data = prepare(raw, options, progress=monitor.checkpoint)
+    warn = warn or (lambda text: print(f"orchard: {text}", file=sys.stderr))
+    for warning in data.report.warnings:   # e.g. a target that may be no class
+        warn(f"Warning: {warning}")
     with on_first_compile(lambda: print(COMPILING, file=sys.stderr, flush=True)):
         result = train(data, algorithm, params, monitor=monitor)
     return data, options, result
@@ -210,6 +214,7 @@ def _finish(args, algorithm: str, params: dict, data, options, result,
         "class_names": data.class_names,
         "binarize": options.binarize,
         "preparation": data.report.lines(),
+        "warnings": list(data.report.warnings),
         "stats": result.stats,
         "outputs": written,
     }

@@ -256,7 +256,10 @@ class CrossValidation:
     def splits(self) -> tuple[np.ndarray, list[str], list[tuple[np.ndarray, np.ndarray]]]:
         """(rows with a class, class names, [(train, test) positions into those rows])."""
         frame = self.raw.frame
-        target = choose_target([str(c) for c in frame.columns], self.options.target)
+        target = choose_target([str(c) for c in frame.columns], self.options.target,
+                               self.raw)
+        # Every split prepares its rows with this target, not one chosen on them anew.
+        self.options = replace(self.options, target=target)
         cells = frame[target]
         rows = np.flatnonzero(cells.notna().to_numpy())
         codes, values = pd.factorize(cells.iloc[rows])

@@ -29,9 +29,12 @@ _AUTO_USE = {
 GREY = QBrush(QColor("#8a929c"))
 
 
-def use_text(info: ColumnInfo, choice: str) -> str:
-    """How a column is used, in words (`auto` says what it resolves to)."""
+def use_text(info: ColumnInfo, choice: str, short: bool = False) -> str:
+    """How a column is used, in words (`auto` says what it resolves to; a column left
+    out says why, unless `short`)."""
     if choice == AUTO:
+        if info.reason and not short:
+            return f"ignored: {info.reason} (auto)"
         return f"{_AUTO_USE.get(info.kind, info.kind.value)} (auto)"
     return {CONTINUOUS: "continuous", CATEGORICAL: "categorical", IGNORE: "ignored"}[choice]
 
@@ -119,7 +122,7 @@ class ColumnsModel(QAbstractTableModel):
 
     def roles(self) -> dict[str, str]:
         """Each column's use in words, for the preview's headers."""
-        return {info.name: use_text(info, self._choice.get(info.name, AUTO))
+        return {info.name: use_text(info, self._choice.get(info.name, AUTO), short=True)
                 for info in self._infos}
 
     # --------------------------------------------------------------- model
@@ -171,7 +174,8 @@ class ColumnsModel(QAbstractTableModel):
         if role == Qt.TextAlignmentRole and column in (COL_VALUES, COL_MISSING):
             return int(Qt.AlignRight | Qt.AlignVCenter)
         if role == Qt.ToolTipRole and column == COL_USE and not is_target:
-            return "Click to change how this column is used."
+            why = (f"Ignored: {info.reason}. " if choice == AUTO and info.reason else "")
+            return f"{why}Click to change how this column is used."
         return None
 
     def setData(self, index: QModelIndex, value, role=Qt.EditRole) -> bool:

@@ -5,6 +5,8 @@ here; per-column choices (ignore, continuous, categorical) live in the Data tab'
 column table.  Below the options the panel shows what preparation gives: rows,
 classes, the number of features the solver will see, what was changed (the
 `PrepReport`), and problems in plain words.  Every change emits `options_changed`.
+A target that may be no class column (the engine's `PrepReport.target_doubt`) gets
+a question under the target: Use it (`target_accepted`) or Choose another.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -48,6 +51,7 @@ PROBLEM_COLOUR = "#a4262c"
 
 class DataPanel(QGroupBox):
     options_changed = Signal()
+    target_accepted = Signal()     # "Use it" answered the question about the target
     open_requested = Signal()
     sample_requested = Signal(str)
 
@@ -129,6 +133,28 @@ class DataPanel(QGroupBox):
         form.addRow("Binarise:", binarize_row)
         layout.addLayout(form)
 
+        # Asked when the target has many classes; it blocks nothing (Run uses it).
+        self.target_question = QFrame(self)
+        self.target_question.setFrameShape(QFrame.StyledPanel)
+        question_layout = QVBoxLayout(self.target_question)
+        question_layout.setContentsMargins(6, 4, 6, 4)
+        self.target_question_label = QLabel(self.target_question)
+        self.target_question_label.setWordWrap(True)
+        question_layout.addWidget(self.target_question_label)
+        answers = QHBoxLayout()
+        self.use_target_button = QPushButton("Use it", self.target_question)
+        self.use_target_button.setToolTip("Train with this column as the class.")
+        self.use_target_button.clicked.connect(self._use_target)
+        self.other_target_button = QPushButton("Choose another", self.target_question)
+        self.other_target_button.setToolTip("Pick the class column in the Target list.")
+        self.other_target_button.clicked.connect(self._choose_other_target)
+        answers.addWidget(self.use_target_button)
+        answers.addWidget(self.other_target_button)
+        answers.addStretch(1)
+        question_layout.addLayout(answers)
+        self.target_question.hide()
+        layout.addWidget(self.target_question)
+
         self.drop_inconsistent_check = QCheckBox("Drop rows contradicting identical rows",
                                                  self)
         self.drop_inconsistent_check.setToolTip(
@@ -183,6 +209,25 @@ class DataPanel(QGroupBox):
 
     def target(self) -> str | None:
         return self.target_combo.currentText() or None
+
+    def ask_about_target(self, question: str) -> None:
+        """Show the engine's question about the target, with Use it / Choose another."""
+        self.target_question_label.setText(question)
+        self.target_question.show()
+
+    def clear_target_question(self) -> None:
+        self.target_question.hide()
+
+    def target_question_text(self) -> str:
+        return "" if self.target_question.isHidden() else self.target_question_label.text()
+
+    def _use_target(self) -> None:
+        self.clear_target_question()
+        self.target_accepted.emit()
+
+    def _choose_other_target(self) -> None:
+        self.target_combo.setFocus()
+        self.target_combo.showPopup()
 
     def set_target(self, name: str) -> None:
         index = self.target_combo.findText(name)
@@ -243,7 +288,8 @@ class DataPanel(QGroupBox):
     def set_table_loaded(self, loaded: bool) -> None:
         for widget in (self.target_combo, self.missing_combo, self.binarize_combo,
                        self.quantile_spin, self.drop_inconsistent_check, self.merge_check,
-                       self.redundant_check):
+                       self.redundant_check, self.use_target_button,
+                       self.other_target_button):
             widget.setEnabled(loaded)
 
     def set_busy(self, busy: bool) -> None:

@@ -99,7 +99,7 @@ def prepare_table(raw: RawTable, infos: list[ColumnInfo], options: PrepOptions,
     monitor = monitor or Monitor()
     columns = [str(c) for c in raw.frame.columns]
     try:
-        target = choose_target(columns, options.target)
+        target = choose_target(columns, options.target, raw)
     except DataError as exc:
         return Prepared(path, raw, infos, options, None, problem=str(exc))
     _stage(report, f"Preparing {len(raw.frame):,} rows…", 0.7)

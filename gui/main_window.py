@@ -198,6 +198,7 @@ class MainWindow(QMainWindow):
         self._warmup_worker: Worker | None = None
         self._prep_pending = False
         self._run_queued = False          # Run pressed while the data was being prepared
+        self._accepted_targets: set[tuple[str, str]] = set()  # (file, target) "Use it"
         self._pending_choices: dict[str, str] = {}
         self._keep_run = False
         self._monitor: Monitor | None = None
@@ -330,6 +331,7 @@ class MainWindow(QMainWindow):
         self.data_panel.open_requested.connect(self.open_file_dialog)
         self.data_panel.sample_requested.connect(self.load_path)
         self.data_panel.options_changed.connect(self._options_changed)
+        self.data_panel.target_accepted.connect(self._target_accepted)
         layout.addWidget(self.data_panel)
         self.algo_panel = AlgorithmPanel(panel)
         self.algo_panel.algorithm_changed.connect(self._algorithm_changed)
@@ -847,11 +849,29 @@ class MainWindow(QMainWindow):
                 f"(target '{html.escape(data.prep.target)}')")
             self.summary_label.setToolTip("Classes: " + ", ".join(map(str, data.class_names)))
         self.data_panel.show_preparation(features, notes, problems)
+        doubt = data.report.target_doubt if data is not None else ""
+        if doubt and self._target_key() not in self._accepted_targets:
+            self.data_panel.ask_about_target(doubt)
+        else:
+            self.data_panel.clear_target_question()
         if data is None:
             self.set_status(problems[0])
+        elif self.data_panel.target_question_text() and not self.running:
+            self.set_status(f"{doubt} Use it, or choose another target under Data.")
         elif not self.running:
             self.set_status(f"Data ready ({data.n_features:,} features): choose an "
                             "algorithm and press Run.")
+
+    def _target_key(self) -> tuple[str, str]:
+        data = self.prep.dataset if self.prep is not None else None
+        return str(self.path), data.prep.target if data is not None else ""
+
+    def _target_accepted(self) -> None:
+        """The user answered "Use it": this file's target is the class, asked no more."""
+        if self.prep is None or self.prep.dataset is None:
+            return
+        self._accepted_targets.add(self._target_key())
+        self._describe_preparation()
 
     # ================================================================ training
     def algorithm(self) -> str:
@@ -908,6 +928,9 @@ class MainWindow(QMainWindow):
             return
         if self.dataset is None:
             return
+        if self.data_panel.target_question_text():   # running answers "Use it"
+            self._accepted_targets.add(self._target_key())
+            self.data_panel.clear_target_question()
         algorithm, data, params = self.algorithm(), self.dataset, self.params()
         time_limit = self.time_limit()
         plan = self.evaluation_box.plan()

@@ -276,3 +276,78 @@ def test_a_bad_csv_shows_an_error_dialog(qtbot, tmp_path, content):
     assert "Traceback" not in box.text()
     assert win.dataset is None and not win.loading and not win.run_button.isEnabled()
     assert win.open_button.isEnabled()
+
+
+# ------------------------------------------------------- smarter data defaults
+def test_a_nearly_unique_name_column_is_ignored_with_its_reason(qtbot, tmp_path):
+    from test_data_defaults import NEARLY, animals_csv
+    path = tmp_path / "animals.csv"
+    path.write_text(animals_csv())
+    win = open_window(qtbot, path)
+    row = win.columns.names().index("name")
+    assert win.columns.data(win.columns.index(row, COL_USE)) == f"ignored: {NEARLY} (auto)"
+    assert NEARLY in win.columns.data(win.columns.index(row, COL_USE), Qt.ToolTipRole)
+    assert win.data_view.preview.headerData(row, Qt.Horizontal) == "name\nignored: id-like"
+    assert f"Column 'name' was ignored ({NEARLY})." in win.data_panel.notes_text()
+    assert "name" not in {c.name for c in win.dataset.prep.columns}
+    with qtbot.waitSignal(win.data_ready, timeout=LOAD_TIMEOUT):
+        win.columns.set_choice("name", CATEGORICAL)      # the user knows better
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
+    assert "name" in {c.name for c in win.dataset.prep.columns}
+    assert win.columns.data(win.columns.index(row, COL_USE)) == "categorical"
+
+
+def test_a_target_with_120_classes_is_asked_about_and_use_it_proceeds(qtbot, tmp_path):
+    from test_data_defaults import price_csv
+    from test_gui_support import run_and_wait
+    win = open_window(qtbot, price_csv(tmp_path / "price.csv"))
+    question = ("The class column 'price' has 120 different numbers; is it really the "
+                "class?")
+    assert win.data_panel.target_question_text() == question
+    assert win.data_panel.target_question.isVisible()
+    assert question in win.result_label.text()
+    assert win.run_button.isEnabled()     # asking blocks nothing
+    win.data_panel.use_target_button.click()
+    assert win.data_panel.target_question_text() == ""
+    assert "Data ready" in win.result_label.text()
+    # asked once per file and target: preparing again does not ask again
+    with qtbot.waitSignal(win.data_ready, timeout=LOAD_TIMEOUT):
+        win.data_panel.set_missing("drop")
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
+    assert win.data_panel.target_question_text() == ""
+    result = run_and_wait(qtbot, win)
+    assert result is not None and win.results.runs[-1].data_settings["target"] == "price"
+    assert win.dataset.n_classes == 120
+
+
+def test_choose_another_target_opens_the_list_and_a_fine_target_asks_nothing(qtbot,
+                                                                             tmp_path):
+    from test_data_defaults import price_csv
+    from test_gui_support import run_and_wait
+    win = open_window(qtbot, price_csv(tmp_path / "price.csv"))
+    assert win.data_panel.target_question_text()
+    win.data_panel.other_target_button.click()
+    assert win.target_combo.view().isVisible()          # the list of columns is open
+    win.target_combo.hidePopup()
+    with qtbot.waitSignal(win.data_ready, timeout=LOAD_TIMEOUT):
+        win.data_panel.set_target("size")
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
+    assert win.dataset.prep.target == "size"
+    assert win.data_panel.target_question_text() == ""
+    assert not win.data_panel.target_question.isVisible()
+    # back to price: not answered yet, so asked again; Run counts as "Use it"
+    with qtbot.waitSignal(win.data_ready, timeout=LOAD_TIMEOUT):
+        win.data_panel.set_target("price")
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
+    assert "'price' has 120" in win.data_panel.target_question_text()
+    run_and_wait(qtbot, win)
+    assert win.data_panel.target_question_text() == ""
+
+
+def test_a_cp4im_file_opens_with_its_first_column_as_target(qtbot, datasets_dir):
+    win = open_window(qtbot, datasets_dir / "cp4im" / "zoo-1.txt")
+    assert win.target_combo.currentText() == "col1"
+    assert win.dataset.prep.target == "col1" and win.dataset.n_classes == 2
+    assert win.data_panel.target_question_text() == ""
+    other = open_window(qtbot, LOANS)           # a CSV with a header: unchanged
+    assert other.target_combo.currentText() == "decision"

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from engine.errors import DataError
+
+if TYPE_CHECKING:
+    from engine.data.csv_reader import RawTable
 
 TARGET_NAMES = ("class", "target", "label", "y")
 
@@ -22,7 +26,7 @@ class ColumnKind(str, Enum):
     CATEGORICAL = "categorical"  # text (or chosen numbers) with more than two values: one-hot
     BINARY = "binary"            # exactly two values: one 0/1 feature
     CONSTANT = "constant"        # at most one value: carries no information, ignored
-    ID = "id"                    # a distinct value per row (row numbers, names): ignored
+    ID = "id"                    # (nearly) a distinct value per row (row numbers, names): ignored
 
 
 USABLE_KINDS = (ColumnKind.NUMERIC, ColumnKind.CATEGORICAL, ColumnKind.BINARY)
@@ -35,6 +39,18 @@ class ColumnInfo:
     numeric: bool      # every present cell parses as a number
     n_missing: int
     n_distinct: int
+    n_rows: int = 0    # cells in the column, missing ones included
+
+    @property
+    def reason(self) -> str:
+        """Why a column of this kind is left out, in words ('' for a usable kind)."""
+        if self.kind == ColumnKind.CONSTANT:
+            return "a single value"
+        if self.kind == ColumnKind.ID:
+            if self.n_distinct < self.n_rows - self.n_missing:
+                return "nearly a different value on every row: an id or a name"
+            return "a different value on every row"
+        return ""
 
 
 def to_numbers(cells: pd.Series) -> np.ndarray:
@@ -81,12 +97,29 @@ def _has_text(cells: pd.Series, missing: np.ndarray) -> bool:
     return bool((np.isnan(values) & ~missing).any())
 
 
+# A text column is an id or a name when at least this share of its present cells are
+# different values (a few repeats allowed: two animals may share a name)...
+ID_DISTINCT_SHARE = 0.9
+# ...and it has at least this many present cells (fewer prove nothing).
+ID_MIN_ROWS = 20
+
+
 def _looks_like_id(present: np.ndarray, numeric: bool, n_distinct: int) -> bool:
-    """A column with a distinct value on every row: row numbers or names, not a feature."""
-    if len(present) < 20 or n_distinct < len(present):
+    """Row numbers, codes or names rather than a feature.
+
+    Text: at least `ID_MIN_ROWS` present cells of which at least `ID_DISTINCT_SHARE`
+    (90%) are different values (an animal's name in a 100-row table with a few
+    repeats); one-hot encoding it would make a feature per row.  Numbers: only when
+    every value differs and they count 1, 2, 3, ... in some order (row numbers), since
+    a nearly unique measurement (a price, a weight) is a good continuous feature.
+    The user can still use such a column (the GUI's column table, `--categorical`).
+    """
+    if len(present) < ID_MIN_ROWS:
         return False
     if not numeric:
-        return True
+        return n_distinct >= ID_DISTINCT_SHARE * len(present)
+    if n_distinct < len(present):
+        return False
     values = np.sort(present)
     integral = np.all(values == np.round(values))
     return bool(integral and np.all(np.diff(values) == 1))
@@ -117,7 +150,7 @@ def parse_column(cells: pd.Series) -> tuple[ColumnInfo, np.ndarray | None]:
     else:
         kind = ColumnKind.NUMERIC if numbers is not None else ColumnKind.CATEGORICAL
     info = ColumnInfo(str(cells.name), kind, numbers is not None, int(missing.sum()),
-                      n_distinct)
+                      n_distinct, len(cells))
     return info, numbers
 
 
@@ -131,16 +164,22 @@ def infer_columns(frame: pd.DataFrame, progress=None) -> list[ColumnInfo]:
     return infos
 
 
-def choose_target(columns: list[str], spec: str | int | None = None) -> str:
+def choose_target(columns: list[str], spec: str | int | None = None,
+                  raw: RawTable | None = None) -> str:
     """Name of the class column.
 
     `spec` may be a column name, an integer index (negative counts from the end),
-    `first` or `last`; by default a column named class/target/label/y, else the last.
+    `first` or `last`.  By default: a column named class/target/label/y; else the
+    first column when `raw` (the table these columns belong to) has no header row and
+    its cells are laid out like the CP4IM benchmark files (`class_comes_first`); else
+    the last column.
     """
     if spec is None:
         for name in columns:
             if name.strip().lower() in TARGET_NAMES:
                 return name
+        if raw is not None and not raw.has_header and class_comes_first(raw.frame):
+            return columns[0]
         return columns[-1]
     text = str(spec).strip()
     if text in columns:
@@ -159,3 +198,59 @@ def choose_target(columns: list[str], spec: str | int | None = None) -> str:
         raise DataError(f"Target index {index} is out of range: the file has "
                         f"{len(columns)} columns (indices start at 0).")
     return columns[index]
+
+
+# Rows of a headerless table `class_comes_first` looks at (spread over the file).
+LAYOUT_ROWS = 1000
+# The most classes a first column of small integers may hold to be the class.
+LAYOUT_MAX_CLASSES = 50
+
+
+def class_comes_first(frame: pd.DataFrame) -> bool:
+    """Whether a headerless table reads as class first, then 0/1 features (CP4IM).
+
+    The CP4IM benchmark files are written so: a first column of small integers (the
+    class), then 0/1 columns that each stand for one value of an original attribute,
+    so that in every row exactly one column of each attribute's group holds a 1.
+    The first column is the class when it holds 2 to `LAYOUT_MAX_CLASSES` different
+    whole numbers from 0 up and, judged on `LAYOUT_ROWS` rows spread evenly over the
+    file, every other column holds only 0 and 1, and either
+    - it holds more than two values (a many-valued column among 0/1 features), or
+    - the columns after it fall into consecutive groups with exactly one 1 per row
+      in each, while the columns before the last do not (so the last column is no
+      class of a file laid out the other way round).
+    Any other table (a header, a text or measured feature, a 0/1 table without that
+    group layout) keeps the usual default, the last column.
+    """
+    if frame.shape[1] < 3 or len(frame) == 0:
+        return False
+    sample = frame.iloc[::-(-len(frame) // LAYOUT_ROWS)]
+    for name in sample.columns[1:]:
+        if not sample[name].isin(("0", "1")).all():
+            return False
+    values = pd.unique(frame.iloc[:, 0].to_numpy(dtype=object))  # all rows: classes
+    if not 2 <= len(values) <= LAYOUT_MAX_CLASSES or not all(     # may be sorted
+            isinstance(v, str) and v.isascii() and v.isdigit() for v in values):
+        return False
+    if len({int(v) for v in values}) > 2:
+        return True
+    bits = (sample.to_numpy(dtype=object) == "1").astype(np.int32)
+    bits[:, 0] = sample.iloc[:, 0].astype(np.int64).to_numpy() == 1   # as 0/1 too
+    return _one_hot_groups(bits[:, 1:]) and not _one_hot_groups(bits[:, :-1])
+
+
+def _one_hot_groups(bits: np.ndarray) -> bool:
+    """Whether the 0/1 columns split into consecutive groups with exactly one 1 in
+    every row of each group (columns that are 0 on every row belong to any group).
+
+    With groups ending at columns b_1 < ... < b_T, a row's running count of 1s is i
+    at b_i; so such groups exist exactly when every row has the same number T of
+    1s and, for each i in 1..T, some column where every row's running count is i.
+    """
+    counts = np.cumsum(bits, axis=1)
+    total = counts[:, -1]
+    if total[0] == 0 or (total != total[0]).any():
+        return False
+    low, high = counts.min(axis=0), counts.max(axis=0)
+    agreed = set(low[low == high].tolist())
+    return all(i in agreed for i in range(1, int(total[0]) + 1))

@@ -20,8 +20,14 @@ from engine.data.preprocessing import Binarization, Preprocessing, greedy_splits
 from engine.errors import DataError, Progress
 
 
-# A "class" column with more distinct values than this share of rows is a mistake.
+# A "class" column with more distinct values than this share of rows (and more than
+# MANY_CLASSES) is a mistake: `prepare` refuses it.
 MAX_CLASSES_PER_ROWS = 0.5
+# Below that, a target with more classes than this, or whose classes are all numbers
+# and more than MANY_NUMBER_CLASSES, may be a measurement: `prepare` goes on but says
+# so (`PrepReport.target_doubt` for the window to ask, `warnings` for the CLI).
+MANY_CLASSES = 50
+MANY_NUMBER_CLASSES = 20
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,10 @@ class PrepReport:
     redundant_features: int = 0
     duplicates_merged: int = 0
     inconsistent_dropped: int = 0
+    # The question to ask when the target may not be a class column ('' if it looks
+    # fine), and one-sentence warnings for the command line's stderr.
+    target_doubt: str = ""
+    warnings: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         """Plain sentences for each change that was made."""
@@ -119,7 +129,7 @@ def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
     progress = progress or _no_progress
     frame = raw.frame
     report = PrepReport(rows_read=len(frame))
-    target = choose_target(list(frame.columns), options.target)
+    target = choose_target(list(frame.columns), options.target, raw)
     for name in list(options.ignore) + list(options.kinds):
         if name not in frame.columns:
             raise DataError(f"There is no column named '{name}'.")
@@ -152,10 +162,11 @@ def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
     if len(prep.class_names) < 2:
         raise DataError(f"The target column '{target}' has a single class "
                         f"('{prep.class_names[0]}'); a tree needs at least two.")
-    if len(prep.class_names) > max(MAX_CLASSES_PER_ROWS * len(table), 50):
+    if len(prep.class_names) > max(MAX_CLASSES_PER_ROWS * len(table), MANY_CLASSES):
         raise DataError(f"The target column '{target}' has {len(prep.class_names)} "
                         "different values, which looks like a measurement rather than a "
                         "class: choose the class column (--target).")
+    _doubt_target(target, prep.class_names, report)
     X = prep.transform(table, progress, np.uint8 if prep.all_binary else np.float64)
     data = Dataset(X, prep.labels(table[target]), np.ones(len(table)), prep, report)
     if options.remove_redundant:
@@ -198,6 +209,22 @@ def binarized(data: Dataset, spec: str, depth: int | None = None,
     return Dataset(X, data.y, data.w, prep, data.report)
 
 
+def _doubt_target(target: str, class_names: list[str], report: PrepReport) -> None:
+    """Record a doubt about a target with many classes (see MANY_CLASSES)."""
+    n = len(class_names)
+    numbers = n > MANY_NUMBER_CLASSES and bool(
+        np.isfinite(pd.to_numeric(pd.Series(class_names), errors="coerce")).all())
+    if n <= MANY_CLASSES and not numbers:
+        return
+    what = "different numbers" if numbers else "different values"
+    report.target_doubt = (f"The class column '{target}' has {n} {what}; is it really "
+                           "the class?")
+    report.warnings.append(
+        f"The class column '{target}' has {n} {what}, so it may be a measurement or an "
+        "id rather than a class; training goes on (choose the class column with "
+        "--target).")
+
+
 def _no_progress(stage: str, fraction: float | None = None) -> None:
     """The progress callback of a caller that wants none."""
 
@@ -225,7 +252,8 @@ def _typed_inputs(frame: pd.DataFrame, target: str, options: PrepOptions,
                 cells.isna().to_numpy()
         else:
             report.ignored_columns[name] = ("a single value" if info.n_distinct <= 1
-                                            else "a different value on every row")
+                                            else info.reason
+                                            or "a different value on every row")
     return columns, missing
 
 

@@ -86,6 +86,15 @@ class StageLine:
         self.stream.flush()
         self.drawn = True
 
+    def note(self, text: str) -> None:
+        """Print `text` on a line of its own (above the stage line, which comes back
+        with its next update)."""
+        if self.in_place and self.drawn:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.drawn, self.last_text = False, ""
+        print(f"orchard: {text}", file=sys.stderr, flush=True)
+
     def close(self) -> None:
         """End the in-place line, so what is printed next starts on its own line."""
         if self.in_place and self.drawn:
