@@ -94,9 +94,9 @@ def test_stop_during_a_long_run_returns_within_a_second(qtbot):
     # runs blossom at depth 10 on the largest CP4IM set, and switches to dl85 by itself.
     algorithm, depth = long_run_solver()
     win = open_window(qtbot, largest_cp4im_set(), algorithm=algorithm)
-    with qtbot.waitSignal(win.data_ready, timeout=LOAD_TIMEOUT):
-        win.data_panel.set_target(win.target_combo.itemText(0))  # class: first column
-    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
+    # a CP4IM file: its first column is the class, found without being told
+    assert win.target_combo.currentText() == win.target_combo.itemText(0)
+    assert win.dataset.prep.target == win.target_combo.itemText(0)
     win.depth_spin.setValue(depth)
     win.time_spin.setValue(0)          # no limit: only Stop ends it
     win.run_button.click()
