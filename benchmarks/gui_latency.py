@@ -21,6 +21,7 @@ measures less of the real painting path.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import os
 import platform
@@ -58,10 +59,19 @@ def percentiles(drift_ms: list[float]) -> dict:
 
 
 class DriftProbe:
-    """A precise 10 ms timer; drift = actual interval - 10 ms, per phase."""
+    """A precise 10 ms timer; drift = actual interval - 10 ms, per phase.
 
-    def __init__(self):
+    With `stalls` (an open file), every tick re-arms `faulthandler`'s C watchdog, which
+    needs no GIL: when the event loop misses `STALL_S`, the Python stacks of all threads
+    are written to the file, showing which line of which thread held the loop up.  It
+    reads the other threads' frames while they run, which can crash the process (seen
+    once in a few runs, while numba compiled): use it to find stalls, not to measure."""
+
+    STALL_S = 0.05
+
+    def __init__(self, stalls=None):
         from PySide6.QtCore import Qt, QTimer
+        self.stalls = stalls
         self.timer = QTimer()
         self.timer.setTimerType(Qt.PreciseTimer)
         self.timer.setInterval(TICK_MS)
@@ -80,26 +90,46 @@ class DriftProbe:
 
     def _tick(self) -> None:
         now = time.perf_counter()
+        previous = self.last if self.last is not None else now
         if self.phase is not None and self.last is not None:
             self.drift.setdefault(self.phase, []).append(
                 max(0.0, (now - self.last) * 1000 - TICK_MS))
         self.last = now
+        if self.stalls is not None and self.phase is not None:
+            late = (now - previous) * 1000 - TICK_MS
+            if late > self.STALL_S * 1000:   # its stacks were written 50 ms into it
+                self.stalls.write(f"STALL {late:.0f} ms in phase {self.phase}\n")
+                self.stalls.flush()
+            faulthandler.dump_traceback_later(self.STALL_S, file=self.stalls)
+
+    def stop(self) -> None:
+        self.timer.stop()
+        if self.stalls is not None:
+            faulthandler.cancel_dump_traceback_later()
 
 
-# ------------------------------------------------------------------- latency
-def latency(dataset: Path, seconds: float, depth: int) -> dict:
+def open_window(stalls=None):
+    """The app's main window at 1400 x 860 with its JIT warm-up done, and a running
+    drift probe."""
     from PySide6.QtWidgets import QApplication
 
-    from engine.solvers import solver_names
     from gui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     window = MainWindow(warm_up=True)
     window.resize(1400, 860)
     window.show()
-    probe = DriftProbe()
+    probe = DriftProbe(stalls)
     probe.start()
     wait_until(app, lambda: window.warmup_report is not None, 600)
+    return app, window, probe
+
+
+# ------------------------------------------------------------------- latency
+def latency(dataset: Path, seconds: float, depth: int) -> dict:
+    from engine.solvers import solver_names
+
+    app, window, probe = open_window()
 
     algorithm = "blossom" if "blossom" in solver_names() else "greedy"
     window.set_algorithm(algorithm)
@@ -134,7 +164,7 @@ def latency(dataset: Path, seconds: float, depth: int) -> dict:
     solve_s = time.perf_counter() - solve_started
     probe.set_phase(None)
     wait_until(app, lambda: not window.view.is_building, 10)
-    probe.timer.stop()
+    probe.stop()
     run = window.current_run
     window.close()
     return {
@@ -150,18 +180,16 @@ def latency(dataset: Path, seconds: float, depth: int) -> dict:
 
 
 # ------------------------------------------------------------- heavy tables
-def heavy(case: str, folder: Path) -> dict:
+def heavy(case: str, folder: Path, stalls=None) -> dict:
     """Drift while the window loads, prepares, trains, tests (5 folds) and shows the
     results of a generated table: `2m` (2,000,000 rows x 10 numeric columns, blossom
     depth 3, 10 s limit) or `499` (1,497 rows, a 499-class target, greedy depth 3)."""
     import numpy as np
-    from PySide6.QtWidgets import QApplication
 
     sys.path.insert(0, str(ROOT / "tests"))
     from big_tables import numeric_csv
 
     from engine.evaluation import Plan
-    from gui.main_window import MainWindow
 
     if case == "2m":
         path = numeric_csv(folder / "two-million.csv", 2_000_000)
@@ -173,13 +201,7 @@ def heavy(case: str, folder: Path) -> dict:
         path.write_text("x,size,species\n" + "".join(
             f"{k * 10 + rng.integers(0, 30)},{rng.integers(0, 100)},s{k}\n" for k in label))
         algorithm, limit = "greedy", 60
-    app = QApplication.instance() or QApplication([sys.argv[0]])
-    window = MainWindow(warm_up=True)
-    window.resize(1400, 860)
-    window.show()
-    probe = DriftProbe()
-    probe.start()
-    wait_until(app, lambda: window.warmup_report is not None, 600)
+    app, window, probe = open_window(stalls)
     window.set_algorithm(algorithm)
     window.depth_spin.setValue(3)
     window.time_spin.setValue(limit)
@@ -205,7 +227,7 @@ def heavy(case: str, folder: Path) -> dict:
     wait_until(app, lambda: False, 1.0)   # a second of painting the results
     times["results_s"] = time.perf_counter() - started
     probe.set_phase(None)
-    probe.timer.stop()
+    probe.stop()
     run = window.current_run
     window.close()
     return {"case": case, "rows": run.n_rows, "classes": len(run.class_names),
@@ -262,10 +284,14 @@ def main() -> None:
                         help="skip the launch-time measurement")
     parser.add_argument("--heavy", choices=("2m", "499"),
                         help="only the heavy generated table: 2 million rows or 499 classes")
+    parser.add_argument("--stalls", metavar="FILE",
+                        help="with --heavy: write every thread's stack to FILE whenever "
+                             f"the event loop misses {DriftProbe.STALL_S * 1000:.0f} ms")
     args = parser.parse_args()
     if args.heavy:
-        with tempfile.TemporaryDirectory(prefix="orchard-heavy-") as folder:
-            result = heavy(args.heavy, Path(folder))
+        with tempfile.TemporaryDirectory(prefix="orchard-heavy-") as folder, \
+                (open(args.stalls, "w") if args.stalls else open(os.devnull, "w")) as out:
+            result = heavy(args.heavy, Path(folder), out if args.stalls else None)
         print(json.dumps(result, indent=1))
         return
 

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engine.data import blocks
 from engine.data.columns import choose_target
 from engine.data.csv_reader import RawTable
 from engine.data.dataset import PrepOptions, prepare
@@ -184,14 +185,20 @@ def stratified_folds(labels: np.ndarray, k: int, seed: int = 0) -> list[np.ndarr
     Fold sizes differ by at most one per class; each row is in exactly one fold.
     """
     rng = np.random.default_rng(seed)
-    folds: list[list[int]] = [[] for _ in range(k)]
+    fold_of = np.empty(len(labels), dtype=np.int64)
     start = 0
     for value in np.unique(labels):
         members = rng.permutation(np.flatnonzero(labels == value))
-        for i, row in enumerate(members):
-            folds[(start + i) % k].append(int(row))
+        fold_of[members] = (start + np.arange(len(members))) % k
         start = (start + len(members)) % k  # keep fold sizes balanced across classes
-    return [np.sort(np.array(f, dtype=np.int64)) for f in folds]
+    return [np.flatnonzero(fold_of == fold) for fold in range(k)]
+
+
+def _other_rows(n: int, rows: np.ndarray) -> np.ndarray:
+    """The positions below `n` that are not in `rows`, in order."""
+    keep = np.ones(n, dtype=bool)
+    keep[rows] = False
+    return np.flatnonzero(keep)
 
 
 def holdout_split(labels: np.ndarray, test_size: float,
@@ -210,7 +217,7 @@ def holdout_split(labels: np.ndarray, test_size: float,
                          len(members) - 1)
         test.append(members[:n_test])
     test_rows = np.sort(np.concatenate(test)) if test else np.zeros(0, np.int64)
-    train_rows = np.setdiff1d(np.arange(len(labels)), test_rows)
+    train_rows = _other_rows(len(labels), test_rows)
     return train_rows, test_rows
 
 
@@ -260,13 +267,12 @@ class CrossValidation:
                                self.raw)
         # Every split prepares its rows with this target, not one chosen on them anew.
         self.options = replace(self.options, target=target)
-        cells = frame[target]
-        rows = np.flatnonzero(cells.notna().to_numpy())
-        codes, values = pd.factorize(cells.iloc[rows])
+        codes, values = blocks.factorize(frame[target])
+        rows = np.flatnonzero(codes >= 0)
         names = [class_label(v) for v in values]
         class_names = _class_order(sorted(set(names)))
         index = {name: i for i, name in enumerate(class_names)}
-        labels = np.array([index[n] for n in names], dtype=np.int64)[codes]
+        labels = np.array([index[n] for n in names], dtype=np.int64)[codes[rows]]
         plan = self.plan
         if plan.method == "holdout":
             train_rows, test_rows = holdout_split(labels, plan.test_size, plan.seed)
@@ -278,8 +284,7 @@ class CrossValidation:
                 raise DataError(f"{plan.k}-fold cross-validation needs at least {plan.k} "
                                 f"rows with a class; the table has {len(rows)}.")
             tests = stratified_folds(labels, plan.k, plan.seed)
-            everything = np.arange(len(rows))
-            pairs = [(np.setdiff1d(everything, t), t) for t in tests]
+            pairs = [(_other_rows(len(rows), t), t) for t in tests]
         return rows, class_names, pairs
 
     @property
@@ -336,14 +341,16 @@ class CrossValidation:
             self._monitor = monitor
             if self._cancelled:
                 monitor.cancel()
+        copies: list[np.ndarray] = []
         try:
             frame = self.raw.frame
-            train_frame = _rows(frame, rows[train_pos], monitor)
-            test_frame = _rows(frame, rows[test_pos], monitor)
+            train_frame = _rows(frame, rows[train_pos], monitor, copies)
+            test_frame = _rows(frame, rows[test_pos], monitor, copies)
             return self._fold(fold, train_frame, test_frame, class_names, monitor)
         except DataError as exc:
             raise DataError(f"{self._fold_name(fold, len(pairs))}: {exc}") from None
         finally:
+            blocks.release(copies)
             with self._lock:
                 self._monitor = None
 
@@ -367,7 +374,7 @@ class CrossValidation:
         size = len(class_names)
 
         def score(frame) -> tuple[float, np.ndarray]:
-            codes, values = pd.factorize(frame[data.prep.target])
+            codes, values = blocks.factorize(frame[data.prep.target])
             truth = np.array([index[class_label(v)] for v in values],
                              dtype=np.int64)[codes]
             predicted = to_global[tree.predict_frame(frame)]
@@ -385,14 +392,17 @@ class CrossValidation:
                           [(float(t), float(e)) for t, e, _ in result.incumbents])
 
 
-def _rows(frame: pd.DataFrame, positions: np.ndarray, monitor: Monitor) -> pd.DataFrame:
-    """The rows at `positions`, a column at a time (a stop is honoured between
-    columns: two million text cells take a while to copy)."""
+def _rows(frame: pd.DataFrame, positions: np.ndarray, monitor: Monitor,
+          copies: list[np.ndarray]) -> pd.DataFrame:
+    """The rows at `positions` of a raw table (text cells), a column at a time (a stop
+    is honoured between columns: two million text cells take a while to copy).  The
+    new columns' cell arrays are added to `copies`, for `blocks.release`."""
     columns = {}
     for number, name in enumerate(frame.columns):
         monitor.checkpoint("cutting the table into splits", number / len(frame.columns))
-        columns[name] = frame[name].to_numpy()[positions]
-    return pd.DataFrame(columns, columns=frame.columns)
+        columns[name] = blocks.take(frame[name], positions)
+        copies.append(columns[name])
+    return pd.DataFrame(columns, columns=frame.columns, dtype=object, copy=False)
 
 
 def _stop_reason(cancelled: bool, limit: float | None = None, fold: str = "") -> str:

@@ -112,6 +112,10 @@ class ConfusionModel(QAbstractTableModel):
         return None
 
 
+# Pixels on each side of a column's text, and the widest a column may be.
+_PADDING, _WIDEST = 10, 240
+
+
 class ConfusionView(QWidget):
     """The table, a note when classes were folded, and Export CSV (the full matrix)."""
 
@@ -159,7 +163,7 @@ class ConfusionView(QWidget):
         self.matrix, self.names = matrix, [str(x) for x in names[:matrix.shape[0]]]
         shown, labels = capped(matrix, self.names)
         self.model.set_matrix(shown, labels)
-        self.table.resizeColumnsToContents()   # at most 31 columns: the class names fit
+        self._fit_columns(shown, labels)
         folded = max(matrix.shape[0] - MAX_SHOWN, 0)
         self.note.setText(f"The {MAX_SHOWN} classes with the most rows; the other {folded} "
                           f"are summed in “{OTHER}”. Export CSV writes every class."
@@ -170,6 +174,18 @@ class ConfusionView(QWidget):
         height = self.table.horizontalHeader().height() + 2 * self.table.frameWidth() + \
             rows * self.table.verticalHeader().defaultSectionSize() + 2
         self.table.setMaximumHeight(max(min(height, 420), 60))
+
+    def _fit_columns(self, shown: np.ndarray, labels: list[str]) -> None:
+        """Each column as wide as its header or its widest count, measured on the text
+        alone: `resizeColumnsToContents` asks the model for every cell's size (0.1 s
+        for 31 x 31 cells on the window's thread)."""
+        header = self.table.horizontalHeader()
+        names, counts = header.fontMetrics(), self.table.fontMetrics()
+        for column, label in enumerate(labels):
+            widest = _count(shown[:, column].max()) if shown.shape[0] else ""
+            width = max(names.horizontalAdvance(f"→ {label}"),
+                        counts.horizontalAdvance(widest)) + 2 * _PADDING
+            header.resizeSection(column, min(width, _WIDEST))
 
     def _export_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export the confusion matrix",

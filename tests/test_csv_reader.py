@@ -417,3 +417,36 @@ def test_shared_dataset(path):
     if path.parent.name == "inferdt" and path.name == "balance-scale.csv":
         assert table.encoding == "utf-8-sig"
         assert table.frame.columns[0] == "Feat0"
+
+
+BLOCK_CASES = {
+    "utf-8 names, CRLF": "naïve;größe;class\r\n" + "".join(
+        f"é{k % 7};{k}.5;{'ja' if k % 3 else 'nein'}\r\n" for k in range(60)),
+    "BOM, blank lines, spaces": "\ufeffa, b ,c\n" + "".join(
+        f"{k}, {k % 4} ,{k % 2}\n" + ("\n   \n" if k % 9 == 0 else "") for k in range(50)),
+    "old Mac line ends": "".join(f"{k},{k * 2},{k % 2}\r" for k in range(40)),
+    "quoted cells": 'x,"y, z",c\n' + "".join(f'{k},"a,{k}",{k % 2}\n' for k in range(40)),
+    "latin-1": ("nom;taille;classe\n" + "".join(
+        f"Zoë{k};{k},5;{k % 2}\n" for k in range(40))).encode("latin-1"),
+    "no final line break": "a,b,c\n" + "\n".join(f"{k},?,{k % 2}" for k in range(30)),
+    "a line longer than a block": "a,b,c\n" + "x" * 300 + ",1,0\n" + "y,2,1\n" * 20,
+}
+
+
+@pytest.mark.parametrize("name", sorted(BLOCK_CASES))
+def test_tiny_blocks_give_the_same_table(tmp_path, monkeypatch, name):
+    """Reading in blocks of a few bytes (cutting lines, UTF-8 characters and CRLF
+    pairs at every possible place) gives the same table as reading in one block."""
+    import engine.data.csv_reader as reader
+
+    path = write(tmp_path, BLOCK_CASES[name])
+    whole = read_table(path)
+    for read_block, text_block in ((5, 3), (64, 17), (1, 1)):
+        monkeypatch.setattr(reader, "_READ_BLOCK", read_block)
+        monkeypatch.setattr(reader, "_TEXT_BLOCK", text_block)
+        table = read_table(path)
+        assert (table.delimiter, table.has_header, table.encoding, table.decimal_comma) \
+            == (whole.delimiter, whole.has_header, whole.encoding, whole.decimal_comma)
+        assert list(table.frame.columns) == list(whole.frame.columns)
+        assert cells(table) == cells(whole)
+        assert_untyped(table)

@@ -141,12 +141,13 @@ def test_ragged_rows_are_still_reported_with_their_line(text, line):
         parse_text(text, delimiter=",")
 
 
-def test_fields_agree_across_blocks(monkeypatch):
-    monkeypatch.setattr(csv_reader, "_READ_BLOCK", 8)
+def test_fields_agree_across_blocks():
     quiet = lambda *args: None  # noqa: E731
-    assert csv_reader._fields_agree("a,b\n1,2\n\n  \n3,4\n55,6\n", ",", quiet, "")
-    assert not csv_reader._fields_agree("a,b\n1,2\n3,4\n5,6,7\n", ",", quiet, "")
-    assert not csv_reader._fields_agree("a,b\nlonely\n", ",", quiet, "")
+    agree = csv_reader._fields_agree
+    assert agree(["a,b\n1,2\n", "\n  \n", "3,4\n55,6\n"], ",", quiet, "") == 2
+    assert agree(["a,b\n1,2\n", "3,4\n5,6,7\n"], ",", quiet, "") is None
+    assert agree(["a,b,c\n", "1,2\n"], ",", quiet, "") is None
+    assert agree(["a,b\nlonely\n"], ",", quiet, "") is None
 
 
 # ------------------------------------------------------------------- row groups

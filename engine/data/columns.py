@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from engine.data import blocks
 from engine.errors import DataError
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def to_numbers(cells: pd.Series) -> np.ndarray:
     Raises DataError naming the first cell that is not a number.
     """
     values = cells.to_numpy(dtype=np.float64) if cells.dtype.kind == "f" else _to_float(cells)
-    bad = np.isnan(values) & cells.notna().to_numpy()
+    bad = np.isnan(values) & ~blocks.missing(cells)
     if bad.any():
         first = int(np.argmax(bad))
         raise DataError(f"Column '{cells.name}' has the non-numeric value "
@@ -78,18 +79,18 @@ def _parse_numbers(cells: pd.Series, missing: np.ndarray) -> np.ndarray | None:
     return values
 
 
-# Cells parsed per call: each call holds the GIL (text to numbers), so a worker thread
-# parsing two million cells leaves the window's event loop a turn every ~20 ms.
-_PARSE_CHUNK = 100_000
-
-
 def _to_float(cells: pd.Series) -> np.ndarray:
     """Numbers of text cells, NaN where a cell is missing or not a number."""
-    values = np.empty(len(cells))
-    for start in range(0, len(cells), _PARSE_CHUNK):
-        part = cells.iloc[start:start + _PARSE_CHUNK]
-        values[start:start + len(part)] = pd.to_numeric(part, errors="coerce")
-    return values
+    return blocks.blockwise(lambda part: pd.to_numeric(part, errors="coerce"), cells,
+                            np.float64)
+
+
+def _count_distinct(numbers: np.ndarray) -> int:
+    """How many different values `numbers` (no NaN) holds.  Sorted, not hashed as
+    `np.unique` does: numpy sorts without holding the GIL, so the window stays live
+    while two million numbers are counted."""
+    ordered = np.sort(numbers)
+    return int(len(ordered) and 1 + np.count_nonzero(ordered[1:] != ordered[:-1]))
 
 
 def _has_text(cells: pd.Series, missing: np.ndarray) -> bool:
@@ -133,14 +134,16 @@ def infer_column(cells: pd.Series) -> ColumnInfo:
 def parse_column(cells: pd.Series) -> tuple[ColumnInfo, np.ndarray | None]:
     """Kind of one column and, when every present cell is a number, its float values
     (NaN where missing): preparation reuses them instead of parsing the text again."""
-    missing = cells.isna().to_numpy()
+    missing = blocks.missing(cells)
     numbers = _parse_numbers(cells, missing)
     if numbers is not None:
         present = numbers[~missing]
-        n_distinct = len(np.unique(present))
+        n_distinct = _count_distinct(present)
     else:
-        present = cells.to_numpy(dtype=object)[~missing]
-        n_distinct = len(pd.unique(present))
+        present = cells.to_numpy(dtype=object)
+        if missing.any():
+            present = present[~missing]
+        n_distinct = len(blocks.factorize(present)[1])
     if n_distinct <= 1:
         kind = ColumnKind.CONSTANT
     elif n_distinct == 2:
@@ -228,7 +231,7 @@ def class_comes_first(frame: pd.DataFrame) -> bool:
     for name in sample.columns[1:]:
         if not sample[name].isin(("0", "1")).all():
             return False
-    values = pd.unique(frame.iloc[:, 0].to_numpy(dtype=object))  # all rows: classes
+    values = blocks.factorize(frame.iloc[:, 0])[1]                # all rows: classes
     if not 2 <= len(values) <= LAYOUT_MAX_CLASSES or not all(     # may be sorted
             isinstance(v, str) and v.isascii() and v.isdigit() for v in values):
         return False

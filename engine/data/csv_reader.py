@@ -15,6 +15,11 @@ lines all hold the same number of delimiters is split by pandas' C parser in chu
 anything else (quotes, ragged or blank-only lines) goes through the csv module, which
 also words the errors.  Both ways produce the same cells, and both report progress and
 honour a stop between chunks (`progress`, see `engine.errors`).
+
+The file is never held as one string: it is decoded into blocks of whole lines
+(`_TEXT_BLOCK`), and every check and split works a block at a time, so a worker thread
+reading a 200 MB file holds the GIL for milliseconds at a time and the window stays live
+(`engine.data.blocks` does the same for whole columns).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from engine.data import blocks
 from engine.errors import DataError, ParameterError, Progress
 
 # A cell equal to one of these, once stripped, is missing.
@@ -49,9 +55,11 @@ DELIMITERS = ("\t", ";", ",", " ")
 _DELIMITER_NAMES = {"\t": "tabs", ";": "semicolons", ",": "commas", " ": "whitespace"}
 
 _SNIFF_ROWS = 200
-_READ_BLOCK = 16 << 20          # bytes read between two progress reports
-# Rows split between two progress reports: a chunk holds the GIL while its strings are
-# made (about 40 ms), so the window's event loop never waits longer than that.
+_READ_BLOCK = 1 << 20           # bytes read between two progress reports
+# Characters of whole lines decoded, checked and split per call: splitting holds the
+# GIL while the block's strings are made, about 4 ms for this size.
+_TEXT_BLOCK = 1 << 19
+# Rows split by the csv module between two progress reports.
 _CHUNK_ROWS = 50_000
 _HEADER_SAMPLE_ROWS = 1000
 _TEXT_SAMPLE_CHARS = 8192
@@ -111,17 +119,17 @@ def read_table(
     except OSError as error:
         reason = error.strerror or error
         raise DataError(f"{subject} cannot be read ({reason}).") from None
-    text, encoding = _decode(data)
+    texts, encoding = _decode(data)
     del data
-    return _parse(text, delimiter, header, encoding, subject, progress)
+    return _parse(texts, delimiter, header, encoding, subject, progress)
 
 
 def _no_progress(stage: str, fraction: float | None = None) -> None:
     """The progress callback of a caller that wants none."""
 
 
-def _read_bytes(path: Path, progress: Progress) -> bytes:
-    """The file's bytes, read in blocks so that a stop is honoured on huge files."""
+def _read_bytes(path: Path, progress: Progress) -> list[bytes]:
+    """The file's bytes in blocks, read so that a stop is honoured on huge files."""
     stage = f"reading {path.name}"
     with path.open("rb") as handle:
         size = max(path.stat().st_size, 1)
@@ -132,7 +140,7 @@ def _read_bytes(path: Path, progress: Progress) -> bytes:
             blocks.append(block)
             done += len(block)
             progress(stage, min(done / size, 1.0))
-    return b"".join(blocks)
+    return blocks
 
 
 def parse_text(
@@ -146,54 +154,79 @@ def parse_text(
 
     `encoding` is only recorded in the result, for text that came from a file.
     """
-    return _parse(text, delimiter, header, encoding, "The text", _no_progress)
+    return _parse([text], delimiter, header, encoding, "The text", _no_progress)
 
 
-def _decode(data: bytes) -> tuple[str, str]:
+def _decode(data: list[bytes]) -> tuple[list[str], str]:
     """Decode as UTF-8, which modern tools write (Excel adds a BOM), else as Latin-1.
 
     Bytes that are not valid UTF-8 almost always come from a Western legacy encoding,
     and Latin-1 decodes any byte, so decoding never fails here.
     """
-    encoding = "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"
+    start = b"".join(data[:len(codecs.BOM_UTF8)])   # blocks may be a byte long
+    encoding = "utf-8-sig" if start.startswith(codecs.BOM_UTF8) else "utf-8"
     try:
-        return data.decode(encoding), encoding
+        return _decode_lines(data, encoding), encoding
     except UnicodeDecodeError:
-        return data.decode("latin-1"), "latin-1"
+        return _decode_lines(data, "latin-1"), "latin-1"
+
+
+def _decode_lines(data: list[bytes], encoding: str) -> list[str]:
+    """The text of `data` in blocks of about `_TEXT_BLOCK` characters, each ending just
+    after a line break (a line longer than a block makes its block longer)."""
+    decoder = codecs.getincrementaldecoder(encoding)()
+    texts: list[str] = []
+    pending: list[str] = []   # the start of a line not yet ended
+    pieces = (raw[start:start + _TEXT_BLOCK] for raw in data
+              for start in range(0, len(raw), _TEXT_BLOCK))
+    for piece in pieces:
+        text = decoder.decode(piece)
+        # An old Mac file ends its lines with a lone carriage return.
+        cut = text.rfind("\n") + 1 or text.rfind("\r") + 1
+        if cut:
+            texts.append("".join(pending) + text[:cut])
+            pending = []
+        pending.append(text[cut:])
+    pending.append(decoder.decode(b"", True))
+    return texts + ["".join(pending)]
 
 
 def _parse(
-    text: str,
+    texts: list[str],
     delimiter: str | None,
     header: bool | None,
     encoding: str,
     subject: str,
     progress: Progress,
 ) -> RawTable:
-    """Split, check and label the table; `subject` names the source in messages."""
-    _check_is_text(text, subject)
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    """Split, check and label the table whose text is `texts` (blocks of whole lines);
+    `subject` names the source in messages."""
+    _check_is_text(texts, subject)
+    texts = [text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+             for text in texts]
     if delimiter is None:
-        sample = io.StringIO(text[: _nth_newline(text, 4 * _SNIFF_ROWS)]).readlines()
+        sample = _first_lines(texts, 4 * _SNIFF_ROWS)
         delimiter = _detect_delimiter(sample, subject)
     elif delimiter not in DELIMITERS:
         raise ParameterError(
             f"The delimiter {delimiter!r} is not supported; use ',', ';', a tab or ' '."
         )
     stage = "splitting the file into cells"
-    frame = _fast_split(text, delimiter, progress, stage)
+    frame = _fast_split(texts, delimiter, progress, stage)
     if frame is None:
-        frame = _careful_split(text, delimiter, subject, progress, stage)
+        frame = _careful_split("".join(texts), delimiter, subject, progress, stage)
     # Cells can only have surrounding blanks if the text holds a blank that does not
     # delimit; skipping the strip otherwise keeps large numeric files fast.
-    if delimiter != " " and any(blank in text for blank in " \t" if blank != delimiter):
-        for column in frame.columns:
-            frame[column] = frame[column].str.strip()
+    if delimiter != " " and _contains(texts, *(b for b in " \t" if b != delimiter)):
+        for position, column in enumerate(frame.columns):
+            progress("trimming blanks", position / frame.shape[1])
+            frame[column] = pd.Series(
+                blocks.blockwise(lambda cells: cells.str.strip(), frame[column], object),
+                index=frame.index, dtype=object)
 
     decimal_comma = (
         delimiter in (";", "\t")
-        and "," in text
+        and _contains(texts, ",")
         and _convert_decimal_commas(frame, skip_first_row=header is not False)
     )
     has_header = _looks_like_header(frame) if header is None else header
@@ -210,38 +243,46 @@ def _parse(
     for position, column in enumerate(frame.columns):
         progress("marking missing cells", position / frame.shape[1])
         cells = frame[column]
-        missing = cells.isin(markers).to_numpy()
+        missing = blocks.blockwise(lambda part: part.isin(markers), cells, bool)
         if missing.any():
-            frame[column] = cells.mask(missing, None)
+            values = cells.to_numpy(dtype=object, copy=True)
+            values[missing] = None
+            frame[column] = pd.Series(values, index=frame.index, dtype=object)
     return RawTable(frame, delimiter, has_header, encoding, decimal_comma)
 
 
-def _nth_newline(text: str, n: int) -> int:
-    """Index just past the n-th line break (or the end of the text)."""
-    position = 0
-    for _ in range(n):
-        position = text.find("\n", position) + 1
-        if position == 0:
-            return len(text)
-    return position
+def _contains(texts: list[str], *characters: str) -> bool:
+    """Whether any block of `texts` holds any of `characters`."""
+    return any(character in text for text in texts for character in characters)
+
+
+def _first_lines(texts: list[str], n: int) -> list[str]:
+    """The first `n` lines of the text (fewer if it is shorter)."""
+    lines: list[str] = []
+    for text in texts:
+        lines.extend(islice(io.StringIO(text), n - len(lines)))
+        if len(lines) >= n:
+            break
+    return lines
 
 
 def _fast_split(
-    text: str, delimiter: str, progress: Progress, stage: str
+    texts: list[str], delimiter: str, progress: Progress, stage: str
 ) -> pd.DataFrame | None:
     """Cells of unquoted text whose lines agree on their number of fields, split by
-    pandas' C parser a chunk at a time; None when the text needs the careful way.
+    pandas' C parser a block at a time; None when the text needs the careful way.
 
     The C parser pads short rows without a word, hence the check first: every line
     that is not blank must hold the same number of delimiters.
     """
-    if '"' in text or delimiter == " ":
+    if delimiter == " " or _contains(texts, '"'):
         return None
     progress(stage, 0.0)
-    if not _fields_agree(text, delimiter, progress, stage):
+    width = _fields_agree(texts, delimiter, progress, stage)
+    if width is None:
         return None
     with _without_cyclic_gc():
-        return _c_split(text, delimiter, progress, stage)
+        return _c_split(texts, delimiter, width, progress, stage)
 
 
 @contextmanager
@@ -259,54 +300,56 @@ def _without_cyclic_gc():
 
 
 def _c_split(
-    text: str, delimiter: str, progress: Progress, stage: str
+    texts: list[str], delimiter: str, width: int, progress: Progress, stage: str
 ) -> pd.DataFrame | None:
-    lines = max(text.count("\n"), 1)
-    chunks, rows = [], 0
-    reader = pd.read_csv(
-        io.StringIO(text), sep=delimiter, header=None, dtype=object, na_filter=False,
-        skipinitialspace=True, skip_blank_lines=True, quoting=csv.QUOTE_NONE,
-        engine="c", chunksize=_CHUNK_ROWS,
-    )
-    try:
-        with reader:
-            for chunk in reader:
-                chunks.append(chunk)
-                rows += len(chunk)
-                progress(stage, min(rows / lines, 1.0))
-    except (pd.errors.ParserError, ValueError):
+    """Cells of `texts` (lines of `width` fields or blank) by the C parser, a block at a
+    time, joined column by column (object columns, never consolidated into one copy)."""
+    columns: list[list[np.ndarray]] = [[] for _ in range(width)]
+    for position, text in enumerate(texts):
+        progress(stage, position / len(texts))
+        if not text.strip():
+            continue
+        try:
+            chunk = pd.read_csv(
+                io.StringIO(text), sep=delimiter, header=None, dtype=object,
+                na_filter=False, skipinitialspace=True, skip_blank_lines=True,
+                quoting=csv.QUOTE_NONE, engine="c")
+        except (pd.errors.ParserError, ValueError):
+            return None
+        if chunk.shape[1] != width:
+            return None
+        for values, column in zip(columns, range(width)):
+            values.append(chunk.iloc[:, column].to_numpy(dtype=object))
+    if not columns[0]:
         return None
-    if not chunks:
-        return None
-    frame = pd.concat(chunks, ignore_index=True) if len(chunks) > 1 else chunks[0]
-    frame.columns = range(frame.shape[1])
-    return frame
+    joined = {}
+    for column, values in enumerate(columns):
+        progress(stage, 1.0)
+        joined[column] = blocks.join(values)
+        values.clear()
+    return pd.DataFrame(joined, dtype=object, copy=False)
 
 
-def _fields_agree(text: str, delimiter: str, progress: Progress, stage: str) -> bool:
-    """Whether every non-blank line of `text` has the same number of `delimiter`s (> 0).
+def _fields_agree(texts: list[str], delimiter: str, progress: Progress,
+                  stage: str) -> int | None:
+    """The number of fields of every non-blank line of `texts` when they all have the
+    same number (> 1), else None.
 
-    Counted with numpy over the encoded text, a block of lines at a time: both
-    characters are ASCII, which UTF-8 never uses inside another character.
+    Delimiters are counted with numpy over each block's encoded text: both characters
+    are ASCII, which UTF-8 never uses inside another character.
     """
-    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    expected, begin = None, 0
-    while begin < len(data):
+    expected = None
+    for text in texts:
         progress(stage, 0.0)
-        stop = min(begin + _READ_BLOCK, len(data))
-        if stop < len(data):   # end the block after a line break
-            stop = begin + int(np.flatnonzero(data[begin:stop] == 10)[-1:].sum()) + 1
-            if stop == begin + 1 and data[begin] != 10:
-                stop = len(data)   # one enormous line
-        counts = _delimiters_per_line(data[begin:stop], ord(delimiter))
+        data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+        counts = _delimiters_per_line(data, ord(delimiter))
         if counts is None or len(counts) and (
                 expected is not None and counts[0] != expected or
                 (counts != counts[0]).any()):
-            return False
+            return None
         if len(counts):
             expected = counts[0]
-        begin = stop
-    return expected is not None
+    return None if expected is None else int(expected) + 1
 
 
 def _delimiters_per_line(block: np.ndarray, delimiter: int) -> np.ndarray | None:
@@ -341,16 +384,16 @@ def _careful_split(
     return pd.DataFrame(rows, dtype=object)
 
 
-def _check_is_text(text: str, subject: str) -> None:
+def _check_is_text(texts: list[str], subject: str) -> None:
     """Reject binary and empty files before they cause confusing column errors."""
-    sample = text[:_TEXT_SAMPLE_CHARS]
+    sample = texts[0][:_TEXT_SAMPLE_CHARS] if texts else ""
     controls = len(_CONTROL_CHARS.findall(sample))
     if "\x00" in sample or controls > _MAX_CONTROL_SHARE * len(sample):
         raise DataError(
             f"{subject} does not look like a text table "
             "(spreadsheets must be saved as CSV first)."
         )
-    if not text.strip():
+    if not any(text.strip() for text in texts):
         raise DataError(f"{subject} is empty.")
 
 

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from engine.data import blocks
 from engine.data.columns import USABLE_KINDS, ColumnKind, choose_target, parse_column
 from engine.data.csv_reader import RawTable
 from engine.data.features import LE, NUM, Feature
 from engine.data.preprocessing import Binarization, Preprocessing, greedy_splits
 from engine.errors import DataError, Progress
-
 
 # A "class" column with more distinct values than this share of rows (and more than
 # MANY_CLASSES) is a mistake: `prepare` refuses it.
@@ -134,7 +134,7 @@ def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
         if name not in frame.columns:
             raise DataError(f"There is no column named '{name}'.")
 
-    has_target = frame[target].notna().to_numpy()
+    has_target = ~blocks.missing(frame[target])
     report.rows_missing_target = int((~has_target).sum())
     if report.rows_missing_target:
         frame = frame[has_target]
@@ -249,7 +249,7 @@ def _typed_inputs(frame: pd.DataFrame, target: str, options: PrepOptions,
             typed = kind in (ColumnKind.NUMERIC, ColumnKind.BINARY) and numbers is not None
             columns[name] = (kind, numbers if typed else cells.to_numpy(dtype=object))
             missing[name] = np.isnan(numbers) if numbers is not None else \
-                cells.isna().to_numpy()
+                blocks.missing(cells)
         else:
             report.ignored_columns[name] = ("a single value" if info.n_distinct <= 1
                                             else info.reason
@@ -369,6 +369,7 @@ def redundant_columns(X: np.ndarray, columns) -> set[int]:
     split (Blossom paper, Section 4.3)."""
     drop, seen = set(), set()
     for j in columns:
+        blocks.hand_over()   # numpy releases and retakes the GIL at each operation
         column = X[:, j].astype(bool)
         if column.all() or not column.any():
             drop.add(j)

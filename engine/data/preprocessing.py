@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from engine.data import blocks
 from engine.data.columns import ColumnKind, to_numbers
 from engine.data.features import EQ, LE, MISSING, NUM, Feature
 from engine.errors import DataError
@@ -143,7 +144,7 @@ class Preprocessing:
             continuous = cls.fit(frame, target, kinds, missing, Binarization("none"),
                                  progress)
             keep = greedy_thresholds(continuous, frame, depth, progress)
-        present = frame[target].dropna().unique()
+        present = blocks.factorize(frame[target])[1]
         class_names = _sort_key(list(dict.fromkeys(class_label(c) for c in present)))
         columns, features = [], []
         for position, (name, kind) in enumerate(kinds.items()):
@@ -152,7 +153,7 @@ class Preprocessing:
             cells = frame[name]
             column, column_features = _fit_column(cells, kind, binarize, keep.get(name))
             columns.append(column)
-            if missing == "indicator" and cells.isna().any():
+            if missing == "indicator" and blocks.missing(cells).any():
                 column_features.append(Feature(name, MISSING))
             features.extend(column_features)
         return cls(target, class_names, columns, features, missing, str(binarize))
@@ -180,18 +181,21 @@ class Preprocessing:
             if progress is not None:
                 progress("building the features", 0.5 * position / len(self.columns))
             cells = frame[column.name]
-            missing[column.name] = cells.isna().to_numpy()
+            missing[column.name] = blocks.missing(cells)
             if column.numeric:
                 filled[column.name] = np.where(missing[column.name], column.fill,
                                                to_numbers(cells))
             else:
-                filled[column.name] = cells.fillna(column.fill).astype(str).to_numpy()
+                filled[column.name] = blocks.blockwise(
+                    lambda part, fill=column.fill: part.fillna(fill).astype(str), cells,
+                    object)
         # Filled column by column (Fortran order, contiguous writes), then laid out by
         # rows as the solvers read it.
         X = np.empty((len(frame), len(self.features)), dtype=dtype, order="F")
         for j, f in enumerate(self.features):
             if progress is not None and j % 16 == 0:
                 progress("building the features", 0.5 + 0.5 * j / len(self.features))
+            blocks.hand_over()   # numpy releases and retakes the GIL at each operation
             values = filled[f.column]
             if f.op == NUM:
                 X[:, j] = values
@@ -206,7 +210,7 @@ class Preprocessing:
     def labels(self, cells: pd.Series) -> np.ndarray:
         """Class indices of raw target cells; -1 for a class the model never saw."""
         index = {name: i for i, name in enumerate(self.class_names)}
-        codes, values = pd.factorize(pd.Series(cells, dtype=object), use_na_sentinel=True)
+        codes, values = blocks.factorize(cells)
         lookup = np.array([index.get(class_label(v), -1) for v in values] + [-1],
                           dtype=np.int64)
         return lookup[codes]   # code -1 (missing) takes the last entry, -1
@@ -264,7 +268,7 @@ def greedy_splits(features: list[Feature], X: np.ndarray, y: np.ndarray, w: np.n
     A greedy tree of depth D is the top of the greedy tree of any larger depth, so
     these thresholds serve every depth up to D.
     """
-    from engine.solvers.greedy_kernel import grow_tree   # numba: loaded only when used
+    from engine.solvers.greedy_kernel import grow_tree  # numba: loaded only when used
 
     depth = GUIDED_DEPTH if depth is None else max(int(depth), 0)
     if progress is not None:

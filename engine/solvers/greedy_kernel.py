@@ -129,7 +129,7 @@ def _best_split(Xt, binary, y, w, rows, total, n_classes, min_leaf_weight):
 def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control):
     """Grow a greedy Gini tree (see the module docstring for the rules).
 
-    X: float64[n, f] (0/1 or continuous), y: int64[n] classes in [0, n_classes),
+    X: float64[n, f] (0/1 or continuous) or uint8[n, f] (0/1), y: int64[n] classes in [0, n_classes),
     w: float64[n] >= 0 instance weights, max_depth >= 0, min_leaf_weight: minimum
     total weight of each child of a split, control: float64[k], polled once per
     node; control[0] != 0 stops growth and turns every pending node into a leaf.

@@ -1,0 +1,125 @@
+"""Whole-column work on millions of cells, a block of rows at a time.
+
+Reading and preparing run in a worker thread while the window stays live, but one
+pandas call on two million text cells keeps the window's thread from the GIL for
+20-300 ms.  Worse, some pandas calls (`to_numeric`, `isin`, `.str` methods on object
+cells) release and retake the GIL so often that a waiting thread never gets it: the
+waiter is woken, but the releaser has taken it back first (measured: a 10 ms timer
+delayed by up to 1.1 s while a worker parsed blocks of 20,000 cells that each took
+3.5 ms).  So the work goes in blocks of `ROWS` cells, and between two blocks the worker
+sleeps for `HANDOVER_S` (at most once every `HANDOVER_EVERY_S`), long enough for a
+waiting thread to take the GIL.  Calls on plain numbers that numpy runs without the
+GIL (sorting, arithmetic, copies) need none of this.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+# Cells per call: about 3 ms of the slowest work done this way (text to numbers).
+ROWS = 20_000
+# The pause that lets a waiting thread take the GIL, and the least work between two
+# pauses: a pause costs about 0.3 ms, so pausing after every block of fast work (0.4 ms
+# to find the missing cells of 20,000) would double its time.
+HANDOVER_S = 0.0002
+HANDOVER_EVERY_S = 0.001
+_last_hand_over = 0.0
+
+
+def hand_over() -> None:
+    """Let a thread waiting for the GIL (the window's) take it, if this process's
+    workers have not done so in the last `HANDOVER_EVERY_S`."""
+    global _last_hand_over
+    now = time.perf_counter()
+    if now - _last_hand_over >= HANDOVER_EVERY_S:
+        time.sleep(HANDOVER_S)
+        _last_hand_over = time.perf_counter()
+
+
+def _slices(n: int):
+    for start in range(0, n, ROWS):
+        if start:
+            hand_over()
+        yield slice(start, min(start + ROWS, n))
+
+
+def _rows(cells: pd.Series | np.ndarray):
+    return cells.iloc if isinstance(cells, pd.Series) else cells
+
+
+def blockwise(function: Callable, cells: pd.Series | np.ndarray,
+              dtype: type | None = None) -> np.ndarray:
+    """`function(block)` (an array or Series of the block's length) on consecutive
+    blocks of `cells`, joined into one array of `dtype`."""
+    if len(cells) <= ROWS:
+        return np.asarray(function(cells), dtype=dtype)
+    rows = _rows(cells)
+    out = None
+    for part in _slices(len(cells)):
+        values = np.asarray(function(rows[part]), dtype=dtype)
+        if out is None:
+            out = np.empty(len(cells), dtype=values.dtype)
+        out[part] = values
+    return out
+
+
+def missing(cells: pd.Series | np.ndarray) -> np.ndarray:
+    """Boolean mask of missing cells (None or NaN)."""
+    return blockwise(pd.isna, cells, bool)
+
+
+def factorize(cells) -> tuple[np.ndarray, np.ndarray]:
+    """`pd.factorize(cells)`: codes into the distinct values in order of first
+    appearance, -1 for a missing cell, and those values (an object array)."""
+    if not isinstance(cells, pd.Series):
+        cells = np.asarray(cells, dtype=object)
+    codes = np.empty(len(cells), dtype=np.int64)
+    index: dict = {}
+    rows = _rows(cells)
+    for part in _slices(len(cells)):
+        block_codes, block_values = pd.factorize(rows[part])
+        # The extra last entry maps the missing code -1 to itself.
+        lookup = np.array([index.setdefault(v, len(index)) for v in block_values] + [-1],
+                          dtype=np.int64)
+        codes[part] = lookup[block_codes]
+    values = np.empty(len(index), dtype=object)
+    values[:] = list(index)
+    return codes, values
+
+
+def take(cells: pd.Series, rows: np.ndarray) -> np.ndarray:
+    """The values of `cells` at positions `rows`."""
+    source = cells.to_numpy()
+    out = np.empty(len(rows), dtype=source.dtype)
+    for part in _slices(len(rows)):
+        out[part] = source[rows[part]]
+    return out
+
+
+def join(parts: list[np.ndarray]) -> np.ndarray:
+    """`np.concatenate(parts)` for many small parts of object cells, copied a block
+    of cells at a time."""
+    out = np.empty(sum(len(part) for part in parts), dtype=parts[0].dtype)
+    position = copied = 0
+    for part in parts:
+        out[position:position + len(part)] = part
+        position += len(part)
+        copied += len(part)
+        if copied >= ROWS:
+            hand_over()
+            copied = 0
+    return out
+
+
+def release(arrays: list[np.ndarray]) -> None:
+    """Drop the cells of object `arrays` a block at a time: freeing a table of
+    millions of text cells at once holds the GIL for 100 ms or more."""
+    for values in arrays:
+        if values.dtype == object:
+            for part in _slices(len(values)):
+                values[part] = None
+    arrays.clear()
