@@ -147,14 +147,26 @@ def test_numeric_first_row_is_data():
 
 
 @pytest.mark.parametrize(
-    "text",
+    "text, names, renamed",
     [
-        "a,a,y\n1,2,0\n3,4,1\n",  # repeated names
-        "a,,y\n1,2,0\n3,4,1\n",  # a blank name
-        "a,NA,y\n1,2,0\n3,4,1\n",  # a missing marker
+        ("a,a,y\n1,2,0\n3,4,1\n", ["a", "a.2", "y"], ["Column 2's name was 'a'"]),
+        ("a,,y\n1,2,0\n3,4,1\n", ["a", "col2", "y"], ["Column 2's name was blank"]),
+        ("a,NA,y\n1,2,0\n3,4,1\n", ["a", "NA", "y"], []),
+        ("a,  ,y\n1,2,0\n3,4,1\n", ["a", "col2", "y"], ["Column 2's name was blank"]),
+        ("x,x,x\n1,2,0\n3,4,1\n", ["x", "x.2", "x.3"], ["Column 2's", "Column 3's"]),
     ],
 )
-def test_first_row_with_repeated_or_missing_cells_is_data(text):
+def test_header_with_repeated_or_blank_names_is_still_a_header(text, names, renamed):
+    """Issue 19: such a header used to be read as a data row (81 rows of 80)."""
+    table = parse_text(text)
+    assert table.has_header and list(table.frame.columns) == names
+    assert len(table.frame) == 2
+    assert [note[:len(start)] for note, start in zip(table.notes, renamed)] == renamed
+
+
+@pytest.mark.parametrize("text", ["?,2,0\n1,2,0\n3,4,1\n", ",5,yes\n1,2,no\n3,4,yes\n",
+                                  "1,2,0\n1,2,0\n3,4,1\n"])
+def test_a_first_data_row_with_missing_cells_is_still_data(text):
     assert not parse_text(text).has_header
 
 
@@ -288,8 +300,42 @@ def test_decimal_comma_with_tabs_and_no_header():
     assert cells(table) == [["1.5", "2"], ["2.5", "3"]]
 
 
-def test_no_decimal_comma_in_a_comma_file_or_without_commas():
-    assert not parse_text('a,b\n"1,5",2\n').decimal_comma
+def test_quoted_decimal_commas_in_a_comma_file_are_numbers():
+    """Issue 19: they used to make the column categorical without a word."""
+    table = parse_text('a,b\n"1,5",2\n"0,75",3\n')
+    assert table.decimal_comma and cells(table) == [["1.5", "2"], ["0.75", "3"]]
+    assert table.notes == ("Column 'a' holds numbers written with a decimal comma "
+                           "('1,5' was read as 1.5).",)
+
+
+@pytest.mark.parametrize("text, column", [
+    ('a,b\n"1,000,000",1\n"2,500",0\n17,1\n', ["1000000", "2500", "17"]),
+    ('a;b\n1.000.000,5;1\n2,5;0\n-3;1\n', ["1000000.5", "2.5", "-3"]),
+    ('a;b\n1 000;1\n25 000,5;0\n?;1\n', ["1000", "25000.5", None]),
+    ('a,b\n"1\u00a0234",1\n"5",0\n', ["1234", "5"]),
+    ('a;b\n1,000;1\n2,500;0\n', ["1.000", "2.500"]),        # ';' file: decimal comma
+    ('a,b\n"1,000",1\n"2,500",0\n', ["1000", "2500"]),      # ',' file: thousands
+])
+def test_thousands_separators_when_the_whole_column_agrees(text, column):
+    table = parse_text(text)
+    assert [row[0] for row in cells(table)] == column
+    assert len(table.notes) == 1 and "Column 'a' holds numbers written with" in \
+        table.notes[0]
+
+
+@pytest.mark.parametrize("text", [
+    'a,b\n"1,000",1\nabc,0\n',          # a word: text column
+    'a;b\n1.000;1\n2.5;0\n',            # plain decimals
+    'a,b\n"1,00,0",1\n"2",0\n',          # not a thousands layout
+    'a;b\n1 000;1\n1 00;0\n',           # nor here
+    'a,b\n"1,5",1\n"1,000,000",0\n',     # two formats in one column
+])
+def test_columns_that_do_not_agree_are_left_alone(text):
+    table = parse_text(text)
+    assert table.notes == ()
+
+
+def test_no_decimal_comma_without_commas():
     assert not parse_text("a;b\n1.5;2\n").decimal_comma
     assert not parse_text("a;b\n1;2\nx, y;3\n").decimal_comma
 
@@ -450,3 +496,33 @@ def test_tiny_blocks_give_the_same_table(tmp_path, monkeypatch, name):
         assert list(table.frame.columns) == list(whole.frame.columns)
         assert cells(table) == cells(whole)
         assert_untyped(table)
+
+
+def test_special_files_are_refused_without_reading_them(tmp_path):
+    import os
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)   # nobody writes to it: opening it would wait forever
+    for path in (fifo, Path("/dev/zero"), Path("/dev/urandom")):
+        with pytest.raises(DataError, match="not a regular file"):
+            read_table(path)
+    with pytest.raises(DataError, match="is a folder"):
+        read_table(tmp_path)
+
+
+def test_a_large_binary_file_is_refused_after_its_first_block(tmp_path, monkeypatch):
+    import engine.data.csv_reader as reader
+    read = []
+    monkeypatch.setattr(reader, "_READ_BLOCK", 1024)
+    original = reader._check_start
+    monkeypatch.setattr(reader, "_check_start",
+                        lambda data, subject: (read.append(len(data)), original(data, subject)))
+    path = write(tmp_path, bytes(range(256)) * 4096)
+    with pytest.raises(DataError, match="does not look like a text table"):
+        read_table(path)
+    assert read == [1024]
+
+
+def test_utf16_with_a_bom_is_read(tmp_path):
+    path = write(tmp_path, "name\tsize\nZoë\t3\nÅsa\t4\n".encode("utf-16"))
+    table = read_table(path)
+    assert table.encoding == "utf-16" and cells(table) == [["Zoë", "3"], ["Åsa", "4"]]

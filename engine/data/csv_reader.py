@@ -30,6 +30,7 @@ import gc
 import io
 import math
 import re
+import stat
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from engine.data import blocks
+from engine.data.number_formats import rewrite_number_formats
 from engine.errors import DataError, ParameterError, Progress
 
 # A cell equal to one of these, once stripped, is missing.
@@ -64,21 +66,9 @@ _CHUNK_ROWS = 50_000
 _HEADER_SAMPLE_ROWS = 1000
 _TEXT_SAMPLE_CHARS = 8192
 _MAX_CONTROL_SHARE = 0.05
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _QUOTED_OR_BARE = re.compile(r'"((?:[^"]|"")*)"|(\S+)')
-_DECIMAL_COMMA = re.compile(r"[+-]?[0-9]+,[0-9]+")
-# A whole column, one cell per line, of integers, decimal-comma numbers and missing
-# markers (longest first, so "nan" is not read as "na" + "n"). The possessive
-# quantifiers (++, ?+, *+) never backtrack, which makes long columns ten times faster.
-_NUMBER_OR_MISSING = r"(?:[+-]?+[0-9]++(?:,[0-9]++)?+|{})?+".format(
-    "|".join(
-        re.escape(marker)
-        for marker in sorted(MISSING_MARKERS, key=lambda marker: (-len(marker), marker))
-        if marker
-    )
-)
-_DECIMAL_COMMA_COLUMN = re.compile(rf"{_NUMBER_OR_MISSING}(?:\n{_NUMBER_OR_MISSING})*+")
-
 
 @dataclass(frozen=True)
 class RawTable:
@@ -93,6 +83,8 @@ class RawTable:
     has_header: bool
     encoding: str
     decimal_comma: bool
+    # What reading changed, one sentence each: renamed columns, rewritten numbers.
+    notes: tuple[str, ...] = ()
 
 
 def read_table(
@@ -109,11 +101,15 @@ def read_table(
     """
     path = Path(path)
     subject = f"File '{path}'"
-    if path.is_dir():
-        raise DataError(f"'{path}' is a folder, not a data file.")
     progress = progress or _no_progress
     try:
-        data = _read_bytes(path, progress)
+        kind = path.stat().st_mode
+        if stat.S_ISDIR(kind):
+            raise DataError(f"'{path}' is a folder, not a data file.")
+        if not stat.S_ISREG(kind):   # a pipe may never end, a device never does
+            raise DataError(f"{subject} is not a regular file (it is a pipe, a device "
+                            "or a socket): save the data to a file first.")
+        data = _read_bytes(path, progress, subject)
     except FileNotFoundError:
         raise DataError(f"{subject} does not exist.") from None
     except OSError as error:
@@ -128,8 +124,9 @@ def _no_progress(stage: str, fraction: float | None = None) -> None:
     """The progress callback of a caller that wants none."""
 
 
-def _read_bytes(path: Path, progress: Progress) -> list[bytes]:
-    """The file's bytes in blocks, read so that a stop is honoured on huge files."""
+def _read_bytes(path: Path, progress: Progress, subject: str) -> list[bytes]:
+    """The file's bytes in blocks, read so that a stop is honoured on huge files; a
+    file that does not start like text is refused after its first block."""
     stage = f"reading {path.name}"
     with path.open("rb") as handle:
         size = max(path.stat().st_size, 1)
@@ -137,6 +134,8 @@ def _read_bytes(path: Path, progress: Progress) -> list[bytes]:
         done = 0
         progress(stage, 0.0)
         while block := handle.read(_READ_BLOCK):
+            if not blocks:
+                _check_start(block, subject)
             blocks.append(block)
             done += len(block)
             progress(stage, min(done / size, 1.0))
@@ -164,6 +163,11 @@ def _decode(data: list[bytes]) -> tuple[list[str], str]:
     and Latin-1 decodes any byte, so decoding never fails here.
     """
     start = b"".join(data[:len(codecs.BOM_UTF8)])   # blocks may be a byte long
+    if start.startswith(_UTF16_BOMS):   # Excel's "Unicode text"
+        try:
+            return _decode_lines(data, "utf-16"), "utf-16"
+        except UnicodeDecodeError:
+            pass
     encoding = "utf-8-sig" if start.startswith(codecs.BOM_UTF8) else "utf-8"
     try:
         return _decode_lines(data, encoding), encoding
@@ -224,21 +228,22 @@ def _parse(
                 blocks.blockwise(lambda cells: cells.str.strip(), frame[column], object),
                 index=frame.index, dtype=object)
 
-    decimal_comma = (
-        delimiter in (";", "\t")
-        and _contains(texts, ",")
-        and _convert_decimal_commas(frame, skip_first_row=header is not False)
-    )
+    rewritten = rewrite_number_formats(frame, delimiter, header is not False,
+                                       MISSING_MARKERS)
     has_header = _looks_like_header(frame) if header is None else header
 
+    notes = []
     if has_header:
         if len(frame) == 1:
             raise DataError(f"{subject} has a header row but no data rows.")
-        names = _unique_names(frame.iloc[0].tolist())
+        header_cells = frame.iloc[0].tolist()
+        names = _unique_names(header_cells)
+        notes += _renaming_notes(header_cells, names)
         frame = frame.iloc[1:].reset_index(drop=True)
     else:
         names = [f"col{position}" for position in range(1, frame.shape[1] + 1)]
     frame.columns = names
+    notes += [change.note(names[change.position]) for change in rewritten]
     markers = list(MISSING_MARKERS)
     for position, column in enumerate(frame.columns):
         progress("marking missing cells", position / frame.shape[1])
@@ -248,7 +253,8 @@ def _parse(
             values = cells.to_numpy(dtype=object, copy=True)
             values[missing] = None
             frame[column] = pd.Series(values, index=frame.index, dtype=object)
-    return RawTable(frame, delimiter, has_header, encoding, decimal_comma)
+    decimal_comma = any(change.format.comma_is_decimal for change in rewritten)
+    return RawTable(frame, delimiter, has_header, encoding, decimal_comma, tuple(notes))
 
 
 def _contains(texts: list[str], *characters: str) -> bool:
@@ -384,17 +390,27 @@ def _careful_split(
     return pd.DataFrame(rows, dtype=object)
 
 
+def _check_start(data: bytes, subject: str) -> None:
+    """Reject a file whose first bytes are not text, before reading the rest."""
+    encoding = "utf-16" if data.startswith(_UTF16_BOMS) else "latin-1"
+    _check_sample(data[:2 * _TEXT_SAMPLE_CHARS].decode(encoding, errors="replace")
+                  [:_TEXT_SAMPLE_CHARS], subject)
+
+
 def _check_is_text(texts: list[str], subject: str) -> None:
     """Reject binary and empty files before they cause confusing column errors."""
-    sample = texts[0][:_TEXT_SAMPLE_CHARS] if texts else ""
+    _check_sample(texts[0][:_TEXT_SAMPLE_CHARS] if texts else "", subject)
+    if not any(text.strip() for text in texts):
+        raise DataError(f"{subject} is empty.")
+
+
+def _check_sample(sample: str, subject: str) -> None:
     controls = len(_CONTROL_CHARS.findall(sample))
     if "\x00" in sample or controls > _MAX_CONTROL_SHARE * len(sample):
         raise DataError(
             f"{subject} does not look like a text table "
             "(spreadsheets must be saved as CSV first)."
         )
-    if not any(text.strip() for text in texts):
-        raise DataError(f"{subject} is empty.")
 
 
 def _split_rows(
@@ -473,56 +489,26 @@ def _check_rectangular(
     return [cells for _, cells in numbered_rows]
 
 
-def _convert_decimal_commas(frame: pd.DataFrame, *, skip_first_row: bool) -> bool:
-    """Rewrite "1,5" as "1.5" in columns made only of such numbers and integers.
-
-    Only whole columns convert, so text that merely contains a comma is left alone. The
-    first row does not vote when it may be a header. Returns whether anything changed.
-    """
-    start = 1 if skip_first_row else 0
-    converted = False
-    for column in frame.columns:
-        cells = frame[column].tolist()
-        body = cells[start:]
-        # One regex over the joined column is far faster than one match per cell; the
-        # line count rules out a quoted cell that itself spans lines.
-        values = "\n".join(body)
-        if (
-            "," in values
-            and values.count("\n") == len(body) - 1
-            and _DECIMAL_COMMA_COLUMN.fullmatch(values)
-        ):
-            head = [
-                cell.replace(",", ".") if _DECIMAL_COMMA.fullmatch(cell) else cell
-                for cell in cells[:start]
-            ]
-            body = values.replace(",", ".").split("\n")
-            frame[column] = pd.Series(head + body, index=frame.index, dtype=object)
-            converted = True
-    return converted
-
-
 def _looks_like_header(frame: pd.DataFrame) -> bool:
     """Tell a header row from a first data row, as a person glancing at the file would.
 
-    A header has no missing or repeated names, and either labels a numeric column with a
-    word, or is all words that never occur again below in their own column.
+    Judged on the names that are there (a header may leave a name blank or repeat one,
+    which `_unique_names` then mends): it either labels a numeric column with a word,
+    or is all words that never occur again below in their own column.
     """
     first = frame.iloc[0].tolist()
-    if any(cell in MISSING_MARKERS for cell in first) or len(set(first)) < len(first):
-        return False
     body = frame.iloc[1 : _HEADER_SAMPLE_ROWS + 1]
-    columns = [
-        [cell for cell in body[column] if cell not in MISSING_MARKERS]
-        for column in frame.columns
-    ]
-    first_is_number = [_is_number(cell) for cell in first]
+    named = [(cell, [value for value in body[column] if value not in MISSING_MARKERS])
+             for cell, column in zip(first, frame.columns)
+             if cell.strip() and cell not in MISSING_MARKERS]
+    if not named:
+        return False
     labels_numbers = any(
-        not is_number and values and all(map(_is_number, values))
-        for is_number, values in zip(first_is_number, columns)
+        not _is_number(name) and values and all(map(_is_number, values))
+        for name, values in named
     )
-    all_unrepeated_words = not any(first_is_number) and all(
-        name not in values for name, values in zip(first, columns)
+    all_unrepeated_words = not any(_is_number(name) for name, _ in named) and all(
+        name not in values for name, values in named
     )
     return labels_numbers or all_unrepeated_words
 
@@ -539,10 +525,20 @@ def _unique_names(names: list[str]) -> list[str]:
     """Name blank header cells by position and number repeats ("x", "x.2") as pandas."""
     unique: dict[str, None] = {}  # an ordered set
     for position, name in enumerate(names, start=1):
-        base = name or f"col{position}"
+        base = name.strip() or f"col{position}"
         candidate, copy = base, 1
         while candidate in unique:
             copy += 1
             candidate = f"{base}.{copy}"
         unique[candidate] = None
     return list(unique)
+
+
+def _renaming_notes(header: list[str], names: list[str]) -> list[str]:
+    """One sentence per header name that had to change to be a usable, unique name."""
+    notes = []
+    for position, (cell, name) in enumerate(zip(header, names), start=1):
+        if cell != name:
+            was = f"'{cell}'" if cell.strip() else "blank"
+            notes.append(f"Column {position}'s name was {was}; it is called '{name}'.")
+    return notes

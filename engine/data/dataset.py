@@ -61,10 +61,12 @@ class PrepReport:
     # fine), and one-sentence warnings for the command line's stderr.
     target_doubt: str = ""
     warnings: list[str] = field(default_factory=list)
+    # What reading the file changed (renamed columns, rewritten numbers): `RawTable.notes`.
+    reading: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         """Plain sentences for each change that was made."""
-        out = []
+        out = list(self.reading)
         if self.rows_missing_target:
             out.append(f"{self.rows_missing_target} rows without a class were dropped.")
         if self.rows_missing_values:
@@ -128,7 +130,7 @@ def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
     """
     progress = progress or _no_progress
     frame = raw.frame
-    report = PrepReport(rows_read=len(frame))
+    report = PrepReport(rows_read=len(frame), reading=list(raw.notes))
     target = choose_target(list(frame.columns), options.target, raw)
     for name in list(options.ignore) + list(options.kinds):
         if name not in frame.columns:

@@ -1,0 +1,122 @@
+"""Numbers written for people: decimal commas and thousands separators, column by column.
+
+Spreadsheets export numbers the way their locale shows them: `0,75` (decimal comma;
+quoted in a comma-delimited file), `1,000,000` or `1.000.000,5` or `1 000`
+(thousands separators).  Read as they are, such columns would become categories
+without a word.  A column is rewritten in plain notation (`0.75`, `1000000`) only when
+every cell in it agrees with one format and at least one cell uses that format's
+separator; the caller reports what was done, so nothing changes silently.
+
+Ambiguous columns, where every separated cell looks like `1,000` (a thousand, or one
+with a decimal comma?), follow the file: thousands in a comma-delimited file (where
+such a cell had to be quoted on purpose), a decimal comma otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+from engine.data import blocks
+
+_SPACES = " \u00a0\u202f"   # space, no-break space, narrow no-break space
+
+
+@dataclass(frozen=True)
+class NumberFormat:
+    name: str                 # for the note: "decimal comma", "thousands separators"
+    cell: str                 # regex of a whole cell in this format
+    separator: str            # regex found only in cells that use the format
+    remove: str               # characters dropped when rewriting
+    comma_is_decimal: bool    # rewrite "," as "."
+
+    def rewrite(self, text: str) -> str:
+        for character in self.remove:
+            text = text.replace(character, "")
+        return text.replace(",", ".") if self.comma_is_decimal else text
+
+
+_INTEGER = r"[+-]?[0-9]+"
+DECIMAL_COMMA = NumberFormat("a decimal comma", rf"{_INTEGER}(?:,[0-9]+)?", ",", "", True)
+THOUSANDS_COMMA = NumberFormat(
+    "thousands separators", rf"[+-]?[0-9]{{1,3}}(?:,[0-9]{{3}})+(?:\.[0-9]+)?|"
+    rf"{_INTEGER}(?:\.[0-9]+)?", ",", ",", False)
+THOUSANDS_DOT = NumberFormat(
+    "dots between thousands and a decimal comma",
+    rf"[+-]?[0-9]{{1,3}}(?:\.[0-9]{{3}})+(?:,[0-9]+)?|{_INTEGER}(?:,[0-9]+)?",
+    r"\.[0-9]{3}(?:\.|,)", ".", True)
+THOUSANDS_SPACE = NumberFormat(
+    "spaces between thousands", rf"[+-]?[0-9]{{1,3}}(?:[{_SPACES}][0-9]{{3}})+"
+    rf"(?:[.,][0-9]+)?|{_INTEGER}(?:[.,][0-9]+)?", f"[{_SPACES}]", _SPACES, True)
+
+# A column is judged on this many of its first cells, then checked whole.
+SAMPLE_CELLS = 1000
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    """One column rewritten: its position, its format and an example cell."""
+
+    position: int
+    format: NumberFormat
+    example: str
+
+    def note(self, name: str) -> str:
+        return (f"Column '{name}' holds numbers written with {self.format.name} "
+                f"('{self.example}' was read as {self.format.rewrite(self.example)}).")
+
+
+def rewrite_number_formats(frame: pd.DataFrame, delimiter: str, skip_first_row: bool,
+                           missing: frozenset[str]) -> list[Rewritten]:
+    """Rewrite, in place, every column of text cells written in one of the formats
+    above; returns what was rewritten.  The first row does not vote when it may be a
+    header (it is rewritten only if it agrees)."""
+    done = []
+    for position, column in enumerate(frame.columns):
+        cells = frame[column]
+        body = cells.iloc[1:] if skip_first_row else cells
+        found = _format_of(body, delimiter, missing)
+        if found is None:
+            continue
+        number_format, example = found
+        frame[column] = pd.Series(blocks.blockwise(
+            lambda part, f=number_format: _rewrite_cells(part, f), cells, object),
+            index=frame.index, dtype=object)
+        done.append(Rewritten(position, number_format, example))
+    return done
+
+
+def _format_of(cells: pd.Series, delimiter: str,
+               missing: frozenset[str]) -> tuple[NumberFormat, str] | None:
+    """The one format every present cell of `cells` is written in, and a cell that
+    shows it; None for plain numbers, text, or a mix."""
+    sample = [cell for cell in cells.iloc[:SAMPLE_CELLS * 2].tolist()
+              if isinstance(cell, str) and cell not in missing][:SAMPLE_CELLS]
+    if not sample or not any(any(c in cell for c in ",." + _SPACES) for cell in sample):
+        return None
+    comma_first = (THOUSANDS_COMMA, DECIMAL_COMMA) if delimiter == "," else \
+        (DECIMAL_COMMA, THOUSANDS_COMMA)
+    for number_format in (THOUSANDS_DOT, THOUSANDS_SPACE, *comma_first):
+        separated = [cell for cell in sample if re.search(number_format.separator, cell)]
+        if not separated or not all(re.fullmatch(number_format.cell, cell)
+                                    for cell in sample):
+            continue
+        if _whole_column_agrees(cells, number_format, missing):
+            return number_format, separated[0]
+    return None
+
+
+def _whole_column_agrees(cells: pd.Series, number_format: NumberFormat,
+                         missing: frozenset[str]) -> bool:
+    markers = list(missing)
+    agrees = blocks.blockwise(
+        lambda part: part.str.fullmatch(number_format.cell, na=False) | part.isin(markers)
+        | part.isna(), cells, bool)
+    return bool(agrees.all())
+
+
+def _rewrite_cells(part: pd.Series, number_format: NumberFormat) -> pd.Series:
+    matches = part.str.fullmatch(number_format.cell, na=False)
+    return part.where(~matches, part[matches].map(number_format.rewrite))
