@@ -304,8 +304,8 @@ def test_quoted_decimal_commas_in_a_comma_file_are_numbers():
     """Issue 19: they used to make the column categorical without a word."""
     table = parse_text('a,b\n"1,5",2\n"0,75",3\n')
     assert table.decimal_comma and cells(table) == [["1.5", "2"], ["0.75", "3"]]
-    assert table.notes == ("Column 'a' holds numbers written with a decimal comma "
-                           "('1,5' was read as 1.5).",)
+    assert table.notes == (("Column 'a' holds numbers written with a decimal comma "
+                            "('1,5' was read as 1.5)."),)
 
 
 @pytest.mark.parametrize("text, column", [
