@@ -135,6 +135,9 @@ def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
     for name in list(options.ignore) + list(options.kinds):
         if name not in frame.columns:
             raise DataError(f"There is no column named '{name}'.")
+    if target in options.ignore:
+        raise DataError(f"Column '{target}' is the class column, so it cannot be ignored: "
+                        "choose another class column (--target) or keep it.")
 
     has_target = ~blocks.missing(frame[target])
     report.rows_missing_target = int((~has_target).sum())
