@@ -23,6 +23,7 @@ from engine.errors import Interrupted, OrchardError
 from engine.experiments import load_spec, make_backend, run_sweep
 from engine.experiments.progress import ProgressBar, StageLine, clock
 from engine.export import model_rules, write_export, write_predictions
+from engine.export.files import check_output
 from engine.metrics import accuracy, confusion_matrix
 from engine.model import load_model
 from engine.solvers import default_solver_name, get_solver
@@ -143,6 +144,9 @@ def fit(args, render_image: Callable | None) -> dict:
     if args.time_limit is not None and not args.time_limit > 0:
         raise OrchardError("The time limit must be a positive number of seconds.")
     get_solver(algorithm).resolve(params)   # a bad parameter is said before reading
+    for flag in (*EXPORT_FLAGS, "image"):   # and an output that cannot be written
+        if getattr(args, flag):
+            check_output(getattr(args, flag))
     line = StageLine()
     monitor = Monitor(args.time_limit, on_incumbent=line.incumbent, on_progress=line.stage)
     previous = signal.signal(signal.SIGINT, lambda *_: monitor.cancel())
@@ -234,6 +238,8 @@ def _finish(args, algorithm: str, params: dict, data, options, result,
 
 
 def predict(args) -> dict:
+    if args.out:
+        check_output(args.out)
     tree = load_model(args.model)
     raw = read_table(args.data, delimiter=_delimiter(args.delimiter), header=args.header)
     frame = raw.frame
@@ -265,6 +271,7 @@ def sweep(args) -> int:
     """Run a sweep with a progress bar on stderr; Ctrl+C stops it, to resume later."""
     spec = Path(args.spec)
     out = Path(args.out) if args.out else spec.with_name(spec.stem + ".results.csv")
+    check_output(out)
     sweep_spec = load_spec(spec)
     backend = make_backend(args.workers, args.scheduler)
     bar = ProgressBar()

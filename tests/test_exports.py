@@ -405,3 +405,38 @@ def test_write_predictions_writes_a_one_column_csv(tmp_path):
     with open(path, newline="", encoding="utf-8") as handle:
         assert list(csv.reader(handle)) == [["play"], ["no"], ["yes"], ['big, "red"']]
     assert list(tmp_path.iterdir()) == [path]
+
+
+@pytest.mark.parametrize("rows", [
+    [("-inf", "a"), ("5", "b"), ("?", "b")] * 3,
+    [("inf", "a")] * 3 + [("2", "b"), ("?", "a"), ("-inf", "b")] * 2,
+    [("inf", "a"), ("-inf", "b"), ("inf", "a"), ("?", "b")] * 3,
+    [("inf", "a"), ("-inf", "b"), ("1", "a"), ("2", "b"), ("0", "b"), ("?", "a")] * 3,
+])
+def test_infinite_cells_export_exactly_to_sql_and_python(rows):
+    """Issue 19: an infinite threshold or fill value crashed the SQL export."""
+    import math
+    import sqlite3
+
+    import pandas as pd
+
+    from engine.data.csv_reader import parse_text
+    from engine.data.dataset import PrepOptions, prepare
+    from engine.export.python_code import to_python
+    from engine.export.sql import to_sql
+    from engine.training import train
+
+    raw = parse_text("x,class\n" + "".join(f"{v},{c}\n" for v, c in rows))
+    tree = train(prepare(raw, PrepOptions()), "greedy", {"depth": 2}).tree
+    values = [math.inf, -math.inf, 1.0, 2.0, 5.0, None, 1e308, -1e308, 0.0]
+    frame = pd.DataFrame({"x": [None if v is None else repr(v) for v in values]},
+                         dtype=object)
+    expected = [tree.class_names[i] for i in tree.predict_frame(frame)]
+    connection = sqlite3.connect(":memory:")
+    connection.execute("CREATE TABLE d (x REAL)")
+    connection.executemany("INSERT INTO d VALUES (?)", [(v,) for v in values])
+    assert [row[0] for row in connection.execute(
+        f"SELECT {to_sql(tree)} FROM d ORDER BY rowid")] == expected
+    namespace: dict = {}
+    exec(to_python(tree), namespace)
+    assert [namespace["predict"]({"x": v}) for v in values] == expected

@@ -12,6 +12,12 @@ Numbers are written with 17 significant digits rather than Python's shortest
 round-trip form: SQLite before 3.43 parses some short literals (0.67852962) one unit
 in the last place off, while 17 digits read back exactly there as in any correct
 parser, so every comparison is the one the model makes.
+
+SQL has no literal for infinity, yet a column holding `inf` cells can give a
+threshold or a fill value of ±inf.  Such tests are written without one: `x <= +inf`
+holds for every number, `x <= -inf` only for -inf, which is the one double below
+-1.7976931348623157e308, and a missing cell's side is decided here, from the fill
+value, instead of through COALESCE.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import math
 from typing import TYPE_CHECKING
 
 from engine.data.features import EQ, LE, MISSING
+from engine.errors import DataError
 from engine.export.walk import Split, Test, fold, leaf_summary
 
 if TYPE_CHECKING:
@@ -44,8 +51,9 @@ def string(text: str) -> str:
 def number(value: float) -> str:
     """A float as a SQL literal that reads back as exactly the same double."""
     value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"SQL has no literal for the number {value}.")
+    if not math.isfinite(value):   # condition() avoids it; a diagram's weighted sum cannot
+        raise DataError(f"SQL has no literal for the number {value}, which this model "
+                        "needs: export it as Python or rules instead.")
     text = f"{value:.17g}"
     return text if any(c in text for c in ".e") else text + ".0"
 
@@ -59,12 +67,33 @@ def condition(test: Test) -> str:
     column = identifier(test.column.name)
     if test.op == MISSING:
         return f"{column} IS NULL"
-    filled = f"COALESCE({column}, {_literal(test.column.fill)})"
-    if test.op == LE:
-        return f"{filled} <= {number(test.value)}"
-    if test.op == EQ:
-        return f"{filled} = {_literal(test.value)}"
-    raise ValueError(f"Unknown test {test.op!r}.")
+    if test.op not in (LE, EQ):
+        raise ValueError(f"Unknown test {test.op!r}.")
+    fill, value = test.column.fill, test.value
+    if _finite(fill) and _finite(value):
+        sign = "<=" if test.op == LE else "="
+        return f"COALESCE({column}, {_literal(fill)}) {sign} {_literal(value)}"
+    holds = _compare(column, test.op, value)
+    missing_holds = fill <= value if test.op == LE else fill == value
+    return (f"({column} IS NULL OR {holds})" if missing_holds
+            else f"({column} IS NOT NULL AND {holds})")
+
+
+_LARGEST = number(1.7976931348623157e308)
+
+
+def _finite(value: float | str) -> bool:
+    return isinstance(value, str) or math.isfinite(value)
+
+
+def _compare(column: str, op: str, value: float | str) -> str:
+    """`column <= value` / `column = value` for a present cell, ±inf written as
+    comparisons with the largest finite double."""
+    if _finite(value):
+        return f"{column} {'<=' if op == LE else '='} {_literal(value)}"
+    if value > 0:
+        return f"{column} = {column}" if op == LE else f"{column} > {_LARGEST}"
+    return f"{column} < -{_LARGEST}"
 
 
 def to_sql(tree: Tree) -> str:

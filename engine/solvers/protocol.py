@@ -8,6 +8,7 @@ builds its form and the CLI parses `--param KEY=VALUE` from that one schema.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import Enum
@@ -27,7 +28,10 @@ class Status(str, Enum):
 
 @dataclass(frozen=True)
 class Param:
-    """One solver parameter: `kind` is int, float, bool, choice or text (free text)."""
+    """One solver parameter: `kind` is int, float, bool, choice or text (free text).
+
+    Numbers are checked here, once for every solver: NaN and ±inf are refused (no
+    parameter gives them a meaning), then the bounds `low`/`high`."""
 
     name: str
     kind: str
@@ -64,6 +68,12 @@ class Param:
             raise ParameterError(f"Parameter '{self.name}' expects text.")
         if self.kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
             raise ParameterError(f"Parameter '{self.name}' expects an integer.")
+        if self.kind == "float" and (isinstance(value, bool)
+                                     or not isinstance(value, int | float)):
+            raise ParameterError(f"Parameter '{self.name}' expects a number.")
+        if self.kind == "float" and not math.isfinite(value):
+            raise ParameterError(f"Parameter '{self.name}' must be a finite number, "
+                                 f"not {value}.")
         if self.kind in ("int", "float"):
             if (self.low is not None and value < self.low) or (
                     self.high is not None and value > self.high):
