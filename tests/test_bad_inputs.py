@@ -143,3 +143,29 @@ def test_mutated_csv_files_never_crash(mutations, encoding, tmp_path):
         pass
     finally:
         faulthandler.cancel_dump_traceback_later()
+
+
+# ------------------------------------------------------------------- outputs
+def test_an_output_symlink_is_written_through_not_replaced(tmp_path):
+    (tmp_path / "base.csv").write_text(BASE)
+    target = tmp_path / "real.json"
+    target.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    assert main(["fit", str(tmp_path / "base.csv"), "--algo", "greedy", "--out",
+                 str(link)]) == 0
+    assert link.is_symlink() and json.loads(target.read_text())["format"] == "orchard-tree"
+
+
+def test_an_output_pipe_is_written_into(tmp_path):
+    import threading
+    (tmp_path / "base.csv").write_text(BASE)
+    pipe = tmp_path / "rules.pipe"
+    os.mkfifo(pipe)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_text()), daemon=True)
+    reader.start()
+    assert main(["fit", str(tmp_path / "base.csv"), "--algo", "greedy", "--rules",
+                 str(pipe)]) == 0
+    reader.join(30)
+    assert "income" in received[0] and pipe.exists() and not pipe.is_file()
