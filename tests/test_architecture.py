@@ -6,9 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import engine
-
 from conftest import ROOT
+
+import engine
 
 FORBIDDEN = ("PySide6", "pyqtgraph", "shiboken6", "gui")
 
@@ -48,3 +48,14 @@ def test_import_linter_contract_holds():
                          text=True, cwd=ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "1 kept, 0 broken" in out.stdout
+
+
+def test_the_listed_packages_are_the_source_folders():
+    """pyproject.toml lists its packages (for `import orchard`): none may be missed."""
+    import tomllib
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())
+                 ["tool"]["setuptools"]["packages"])
+    folders = {".".join(path.parent.relative_to(ROOT).parts)
+               for top in ("engine", "gui", "resources")
+               for path in (ROOT / top).rglob("__init__.py")}
+    assert listed == folders | {"orchard"}

@@ -1,0 +1,280 @@
+"""scikit-learn estimators over Orchard's engine: the notebook API (`import orchard`).
+
+`OptimalTreeClassifier` and `DecisionDiagramClassifier` fit the same way `orchard fit`
+does (same preparation, binarisation, solvers and model), so a tree found in a
+notebook equals the one the command line finds on the same data and settings, and
+saves to the same JSON model file.  They follow scikit-learn's estimator contract
+(parameters stored as given, input checked by `validate_data`, fitted attributes
+ending in `_`), so pipelines, grid search and pickling work.
+
+Input: a numeric array, or a pandas DataFrame whose text columns are prepared as the
+CLI prepares them (one-hot, missing values filled).  Labels may be of any type; the
+model file records them as text, as the CLI would read them from a CSV.
+
+scikit-learn is needed only here (`pip install orchard[notebook]`).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+try:
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import (
+        _check_sample_weight,
+        check_is_fitted,
+        validate_data,
+    )
+except ImportError as error:   # pragma: no cover - depends on the installation
+    raise ImportError("Orchard's notebook API needs scikit-learn: "
+                      "pip install 'orchard[notebook]'.") from error
+
+from engine.data.csv_reader import RawTable
+from engine.data.dataset import PrepOptions, prepare
+from engine.data.preprocessing import class_label
+from engine.errors import OrchardError
+from engine.export import model_rules, to_python, to_sql
+from engine.export.diagram import diagram_python, diagram_sql
+from engine.model import Diagram, Tree, load_model
+from engine.solvers.monitor import Monitor
+from engine.training import default_binarization, train
+
+TARGET = "__orchard_target__"
+
+
+class _OrchardClassifier(ClassifierMixin, BaseEstimator):
+    """What both estimators share: fitting through `engine.training.train`, predicting
+    through the model's preprocessing, and the exports."""
+
+    _algorithm_default = "auto"
+
+    def _settings(self) -> tuple[str, dict]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ fitting
+    def fit(self, X, y, sample_weight=None):
+        """Train on X (array or DataFrame) and y; `sample_weight` weighs the rows."""
+        frame = X if isinstance(X, pd.DataFrame) else None
+        X, y = validate_data(self, X, y, dtype=None if frame is not None else "numeric",
+                             ensure_all_finite=False if frame is not None else "allow-nan")
+        check_classification_targets(y)
+        if len(y) < 2:
+            raise ValueError(f"Fitting needs at least 2 samples; got {len(y)} sample.")
+        weights = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if not np.isfinite(weights).all() or (weights < 0).any():
+            raise ValueError("sample_weight must be finite and not negative.")
+        keep = weights > 0   # a row of weight 0 must not even shape the thresholds
+        if not keep.any():
+            raise ValueError("sample_weight is zero for every row.")
+        self.classes_ = np.unique(y)
+        labels = [class_label(v) for v in self.classes_]
+        if len(set(labels)) < len(labels):
+            raise ValueError("Two classes have the same text form; relabel y.")
+        table = self._table(X if frame is None else frame)
+        table[TARGET] = np.array(labels, dtype=object)[np.searchsorted(self.classes_, y)]
+        table = table[keep].reset_index(drop=True)
+        algorithm, params = self._settings()
+        binarize = self.binarize or default_binarization(algorithm)
+        options = PrepOptions(target=TARGET, binarize=binarize,
+                              depth=params.get("depth"))
+        monitor = Monitor(self.time_limit, on_incumbent=self._on_incumbent())
+        try:
+            data = prepare(RawTable(table, ",", True, "utf-8", False), options)
+            data.w = weights[keep]   # no row is dropped: labels and fills are complete
+            with _cancel_on_interrupt(monitor):
+                result = train(data, algorithm, params, monitor=monitor)
+        except OrchardError as error:
+            raise ValueError(str(error)) from error
+        self.model_ = result.tree
+        self.train_error_ = float(result.train_error)
+        self.lower_bound_ = float(result.lower_bound)
+        self.optimal_ = bool(result.optimal)
+        self.status_ = result.status.value
+        self.incumbents_ = [tuple(map(float, x)) for x in result.incumbents]
+        self.algorithm_ = str(result.stats.get("chosen_algorithm", algorithm))
+        self._order = np.array([labels.index(name) for name in self.model_.class_names])
+        return self
+
+    def _on_incumbent(self) -> Callable | None:
+        callback, verbose = self.callback, self.verbose
+        if callback is None and not verbose:
+            return None
+
+        def report(tree, t, error, bound):
+            if verbose:
+                print(f"[orchard] {t:8.2f} s  error {error:g}  bound {bound:g}",
+                      flush=True)
+            if callback is not None:
+                callback(tree)
+        return report
+
+    @staticmethod
+    def _table(X) -> pd.DataFrame:
+        if isinstance(X, pd.DataFrame):
+            table = X.copy()
+            table.columns = [str(c) for c in table.columns]
+            return table.reset_index(drop=True)
+        return pd.DataFrame(np.asarray(X, dtype=np.float64),
+                            columns=[f"x{j}" for j in range(X.shape[1])])
+
+    # --------------------------------------------------------- predicting
+    def _features(self, X) -> np.ndarray:
+        check_is_fitted(self, "model_")
+        frame = X if isinstance(X, pd.DataFrame) else None
+        X = validate_data(self, X, reset=False,
+                          dtype=None if frame is not None else "numeric",
+                          ensure_all_finite=False if frame is not None else "allow-nan")
+        table = self._table(X if frame is None else frame)
+        try:
+            return self.model_.prep.transform(table)
+        except OrchardError as error:
+            raise ValueError(str(error)) from error
+
+    def predict(self, X) -> np.ndarray:
+        """The class of each row of X."""
+        features = self._features(X)
+        return self.classes_[self._order[self.model_.predict(features)]]
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class frequencies of the training rows in the leaf (terminal) each row
+        reaches, in the order of `classes_`."""
+        features = self._features(X)
+        model = self.model_
+        reached = model.apply(features)
+        counts = np.asarray(model.value, dtype=np.float64)[reached]
+        if isinstance(model, Diagram):   # an unused terminal: its own class, surely
+            empty = counts.sum(axis=1) == 0
+            counts[empty, reached[empty] - model.n_internal] = 1.0
+        totals = counts.sum(axis=1, keepdims=True)
+        proba = np.zeros((len(reached), len(self.classes_)))
+        proba[:, self._order] = counts / np.where(totals > 0, totals, 1.0)
+        return proba
+
+    # ------------------------------------------------------------- exports
+    def export_text(self) -> str:
+        """The model as rules (what `orchard fit` prints)."""
+        check_is_fitted(self, "model_")
+        return model_rules(self.model_)
+
+    to_rules = export_text
+
+    def to_python(self) -> str:
+        """A dependency-free Python module with `predict(row)` (a dict of raw cells)."""
+        check_is_fitted(self, "model_")
+        tree = isinstance(self.model_, Tree)
+        return to_python(self.model_) if tree else diagram_python(self.model_)
+
+    def to_sql(self) -> str:
+        """One SQL CASE expression giving the class of a table row."""
+        check_is_fitted(self, "model_")
+        return to_sql(self.model_) if isinstance(self.model_, Tree) else \
+            diagram_sql(self.model_)
+
+    def save(self, path: str | Path) -> None:
+        """Write the JSON model file `orchard predict` and the app read."""
+        check_is_fitted(self, "model_")
+        self.model_.save(path)
+
+    @classmethod
+    def load(cls, path: str | Path):
+        """An estimator holding the model saved at `path` (by `save` or `orchard fit
+        --out`); its classes are the model's class names, as text."""
+        model = load_model(path)
+        estimator = cls()
+        estimator.model_ = model
+        estimator.classes_ = np.array(sorted(model.class_names), dtype=object)
+        estimator._order = np.array([list(estimator.classes_).index(name)
+                                     for name in model.class_names])
+        estimator.n_features_in_ = len(model.prep.columns)
+        estimator.feature_names_in_ = np.array([c.name for c in model.prep.columns],
+                                               dtype=object)
+        return estimator
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True      # missing values are filled, as in a CSV
+        tags.non_deterministic = False
+        return tags
+
+
+class OptimalTreeClassifier(_OrchardClassifier):
+    """A decision tree of depth at most `max_depth`, optimal for the training error
+    when the algorithm proves it (`optimal_`), found by `algorithm`: auto, blossom,
+    contree, dl85, cadl85, sat-depth, sat-size or greedy.
+
+    `time_limit` (seconds) stops the search with the best tree so far, as does Ctrl-C
+    (a KeyboardInterrupt in a notebook); `callback(tree)` sees every better tree, and
+    `verbose=True` prints each.  `binarize` is `orchard fit --binarize` (default: the
+    algorithm's own); `params` are the solver's other parameters (`orchard fit
+    --param`)."""
+
+    def __init__(self, algorithm: str = "auto", max_depth: int = 3,
+                 time_limit: float | None = None, binarize: str | None = None,
+                 params: dict | None = None, callback: Callable | None = None,
+                 verbose: bool = False):
+        _keep(self, locals())
+
+    @property
+    def tree_(self) -> Tree:
+        """The fitted tree (`engine.model.Tree`)."""
+        return self.model_
+
+    def _settings(self) -> tuple[str, dict]:
+        if self.algorithm == "odd":
+            raise ValueError("Use DecisionDiagramClassifier for decision diagrams.")
+        return self.algorithm, {**(self.params or {}), "depth": self.max_depth}
+
+
+class DecisionDiagramClassifier(_OrchardClassifier):
+    """An optimal decision diagram (`odd`) of at most `max_depth` layers; the other
+    parameters are as in `OptimalTreeClassifier`."""
+
+    def __init__(self, max_depth: int = 3, time_limit: float | None = None,
+                 binarize: str | None = None, params: dict | None = None,
+                 callback: Callable | None = None, verbose: bool = False):
+        _keep(self, locals())
+
+    @property
+    def diagram_(self) -> Diagram:
+        """The fitted decision diagram (`engine.model.Diagram`)."""
+        return self.model_
+
+    def _settings(self) -> tuple[str, dict]:
+        return "odd", {**(self.params or {}), "depth": self.max_depth}
+
+
+def _keep(estimator, arguments: dict) -> None:
+    """Store an `__init__`'s arguments unchanged as attributes of the same names, as
+    scikit-learn requires (`get_params` reads them back)."""
+    for name, value in arguments.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)
+
+
+class _cancel_on_interrupt:
+    """Ctrl-C (SIGINT) stops the search and keeps its best tree, as on the command
+    line; outside the main thread the handler cannot be installed and nothing
+    changes."""
+
+    def __init__(self, monitor: Monitor):
+        self.monitor, self.previous = monitor, None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, lambda *_: self.monitor.cancel())
+        return self
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+        return False
+
+
+__all__ = ["DecisionDiagramClassifier", "OptimalTreeClassifier"]

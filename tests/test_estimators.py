@@ -1,0 +1,144 @@
+"""The notebook API (issue 18): scikit-learn's own estimator checks, pipelines and grid
+search, pickling, and the same trees and model files as `orchard fit`."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+import orchard
+import pandas as pd
+import pytest
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from engine.cli import main
+from engine.model import load_model
+
+ESTIMATORS = [orchard.OptimalTreeClassifier(),
+              orchard.OptimalTreeClassifier(algorithm="blossom", max_depth=2),
+              orchard.OptimalTreeClassifier(algorithm="greedy"),
+              orchard.DecisionDiagramClassifier(max_depth=2, time_limit=2,
+                                                params={"heuristic_time": 0.2})]
+
+
+@parametrize_with_checks(ESTIMATORS)
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def animals(n: int = 120, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "weight": rng.normal(20, 8, n).round(1),
+        "legs": rng.choice([2, 4, 6], n),
+        "colour": rng.choice(["red", "green", "brown"], n),
+    })
+    label = np.where((frame["legs"] == 4) & (frame["weight"] > 18), "mammal",
+                     np.where(frame["colour"] == "green", "insect", "bird"))
+    flip = rng.random(n) < 0.1
+    label[flip] = "bird"
+    return frame, label
+
+
+def test_pandas_input_with_text_columns():
+    X, y = animals()
+    model = orchard.OptimalTreeClassifier(algorithm="blossom", max_depth=2).fit(X, y)
+    assert list(model.feature_names_in_) == ["weight", "legs", "colour"]
+    assert set(model.classes_) == {"bird", "insect", "mammal"}
+    assert model.optimal_ and model.score(X, y) >= 0.8
+    proba = model.predict_proba(X)
+    assert np.allclose(proba.sum(axis=1), 1.0)
+    assert (model.classes_[proba.argmax(axis=1)] == model.predict(X)).mean() > 0.95
+    assert "colour" in model.export_text() or "weight" in model.export_text()
+
+
+def test_pipeline_and_grid_search_over_depth_and_algorithm():
+    X, y = animals(90)
+    pipeline = Pipeline([("same", FunctionTransformer(validate=False)),
+                         ("tree", orchard.OptimalTreeClassifier())])
+    search = GridSearchCV(pipeline, {"tree__max_depth": [1, 2],
+                                     "tree__algorithm": ["greedy", "blossom"]}, cv=3)
+    search.fit(X, y)
+    assert search.best_params_["tree__max_depth"] in (1, 2)
+    assert search.best_score_ > 0.6
+
+
+def test_pickle_round_trip_predicts_identically():
+    X, y = animals()
+    model = orchard.OptimalTreeClassifier(max_depth=2).fit(X, y)
+    again = pickle.loads(pickle.dumps(model))
+    assert (again.predict(X) == model.predict(X)).all()
+    assert np.array_equal(again.predict_proba(X), model.predict_proba(X))
+
+
+def _write_csv(path, X, y) -> None:
+    X.assign(kind=y).to_csv(path, index=False)
+
+
+def test_a_saved_model_predicts_the_same_through_orchard_predict(tmp_path, capsys):
+    X, y = animals()
+    model = orchard.OptimalTreeClassifier(algorithm="blossom", max_depth=2).fit(X, y)
+    model.save(tmp_path / "model.json")
+    _write_csv(tmp_path / "data.csv", X, y)
+    capsys.readouterr()
+    assert main(["predict", str(tmp_path / "model.json"), str(tmp_path / "data.csv"),
+                 "--json"]) == 0
+    predicted = json.loads(capsys.readouterr().out)["predictions"]
+    assert predicted == list(model.predict(X))
+    loaded = orchard.OptimalTreeClassifier.load(tmp_path / "model.json")
+    assert list(loaded.predict(X)) == predicted
+
+
+@pytest.mark.parametrize("algorithm", ["greedy", "blossom", "dl85", "contree"])
+def test_the_same_tree_as_orchard_fit(algorithm, tmp_path, capsys):
+    X, y = animals()
+    _write_csv(tmp_path / "data.csv", X, y)
+    assert main(["fit", str(tmp_path / "data.csv"), "--algo", algorithm, "--depth", "2",
+                 "--out", str(tmp_path / "cli.json")]) == 0
+    cli = load_model(tmp_path / "cli.json")
+    model = orchard.OptimalTreeClassifier(algorithm=algorithm, max_depth=2).fit(X, y)
+    ours = model.model_
+    assert ours.class_names == cli.class_names
+    assert [f.to_dict() for f in ours.prep.features] == \
+        [f.to_dict() for f in cli.prep.features]
+    for name in ("feature", "threshold", "left", "right", "value", "label"):
+        assert np.array_equal(getattr(ours, name), getattr(cli, name)), name
+
+
+def test_numpy_labels_keep_their_type_and_weights_count():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 3))
+    y = (X[:, 0] > 0).astype(int) * 10
+    model = orchard.OptimalTreeClassifier(max_depth=1).fit(X, y)
+    assert model.classes_.tolist() == [0, 10] and model.predict(X).dtype == y.dtype
+    heavy = np.where(y == 10, 100.0, 1.0)
+    weighted = orchard.OptimalTreeClassifier(max_depth=0).fit(X, y, sample_weight=heavy)
+    assert set(weighted.predict(X)) == {10}
+
+
+def test_callback_sees_improving_trees():
+    X, y = animals()
+    seen = []
+    orchard.OptimalTreeClassifier(algorithm="blossom", max_depth=3,
+                                  callback=seen.append).fit(X, y)
+    assert seen and all(hasattr(tree, "predict") for tree in seen)
+
+
+def test_ctrl_c_keeps_the_best_tree_so_far():
+    """A KeyboardInterrupt (SIGINT, as a notebook's Interrupt sends) stops the search
+    and fit returns the best tree found, marked as stopped."""
+    import os
+    import signal
+    import threading
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(3000, 12))
+    y = (X[:, :4] @ rng.normal(size=4) + rng.normal(size=3000) > 0).astype(int)
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+    model = orchard.OptimalTreeClassifier(algorithm="blossom", max_depth=5).fit(X, y)
+    assert model.status_ == "cancelled" and not model.optimal_
+    assert model.tree_.depth <= 5 and model.score(X, y) > 0.6
