@@ -26,6 +26,7 @@ import pandas as pd
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.utils.class_weight import compute_sample_weight
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import (
         _check_sample_weight,
@@ -70,6 +71,8 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
         weights = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if not np.isfinite(weights).all() or (weights < 0).any():
             raise ValueError("sample_weight must be finite and not negative.")
+        if self.class_weight is not None:   # "balanced" or {class: weight}
+            weights = weights * compute_sample_weight(self.class_weight, y)
         keep = weights > 0   # a row of weight 0 must not even shape the thresholds
         if not keep.any():
             raise ValueError("sample_weight is zero for every row.")
@@ -212,13 +215,14 @@ class OptimalTreeClassifier(_OrchardClassifier):
     `time_limit` (seconds) stops the search with the best tree so far, as does Ctrl-C
     (a KeyboardInterrupt in a notebook); `callback(tree)` sees every better tree, and
     `verbose=True` prints each.  `binarize` is `orchard fit --binarize` (default: the
-    algorithm's own); `params` are the solver's other parameters (`orchard fit
-    --param`)."""
+    algorithm's own); `class_weight` ("balanced" or {class: weight}) multiplies the
+    sample weights, as in scikit-learn, so the solver minimises the weighted error;
+    `params` are the solver's other parameters (`orchard fit --param`)."""
 
     def __init__(self, algorithm: str = "auto", max_depth: int = 3,
                  time_limit: float | None = None, binarize: str | None = None,
-                 params: dict | None = None, callback: Callable | None = None,
-                 verbose: bool = False):
+                 class_weight: dict | str | None = None, params: dict | None = None,
+                 callback: Callable | None = None, verbose: bool = False):
         _keep(self, locals())
 
     @property
@@ -237,8 +241,9 @@ class DecisionDiagramClassifier(_OrchardClassifier):
     parameters are as in `OptimalTreeClassifier`."""
 
     def __init__(self, max_depth: int = 3, time_limit: float | None = None,
-                 binarize: str | None = None, params: dict | None = None,
-                 callback: Callable | None = None, verbose: bool = False):
+                 binarize: str | None = None, class_weight: dict | str | None = None,
+                 params: dict | None = None, callback: Callable | None = None,
+                 verbose: bool = False):
         _keep(self, locals())
 
     @property

@@ -25,7 +25,23 @@ ESTIMATORS = [orchard.OptimalTreeClassifier(),
                                                 params={"heuristic_time": 0.2})]
 
 
-@parametrize_with_checks(ESTIMATORS)
+# The one check whose premise does not hold for an optimal tree: with class weights
+# {0: 1000, 1: 1e-4, 2: 1e-4} it expects class 0 predicted on 87% of the rows.  An
+# optimal tree minimises the weighted error exactly, so where it can separate the light
+# classes at no cost it does; scikit-learn's own trees pass only because the check
+# sets their min_weight_fraction_leaf to 0.01, which has no counterpart here.
+# (greedy passes: Gini impurity is dominated by the heavy class.)
+OPTIMAL_WEIGHTING = ("An optimal tree separates the light classes at no weighted "
+                     "cost; scikit-learn's trees pass through min_weight_fraction_leaf")
+
+
+def expected_failures(estimator) -> dict[str, str]:
+    if getattr(estimator, "algorithm", "odd") == "greedy":
+        return {}
+    return {"check_class_weight_classifiers": OPTIMAL_WEIGHTING}
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failures)
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -142,3 +158,21 @@ def test_ctrl_c_keeps_the_best_tree_so_far():
     model = orchard.OptimalTreeClassifier(algorithm="blossom", max_depth=5).fit(X, y)
     assert model.status_ == "cancelled" and not model.optimal_
     assert model.tree_.depth <= 5 and model.score(X, y) > 0.6
+
+
+def test_balanced_class_weight_equals_the_same_sample_weights():
+    """class_weight="balanced" is the weighted error of scikit-learn's balanced sample
+    weights: the same tree as passing those weights, and a different one than none
+    when a class is rare."""
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 3))
+    y = np.where(X[:, 0] + 0.8 * rng.normal(size=200) > 1.4, "rare", "common")
+    balanced = orchard.OptimalTreeClassifier(algorithm="blossom", max_depth=2,
+                                             class_weight="balanced").fit(X, y)
+    weighted = orchard.OptimalTreeClassifier(algorithm="blossom", max_depth=2).fit(
+        X, y, sample_weight=compute_sample_weight("balanced", y))
+    plain = orchard.OptimalTreeClassifier(algorithm="blossom", max_depth=2).fit(X, y)
+    assert (balanced.predict(X) == weighted.predict(X)).all()
+    assert (balanced.predict(X) == "rare").sum() > (plain.predict(X) == "rare").sum()
