@@ -5,16 +5,23 @@ publish improving trees with `publish(sink, ...)` into an `IncumbentSink`'s
 preallocated buffers, which the Python side drains while the kernel runs.  No Python
 object is touched inside a kernel.
 
-The clock is CLOCK_MONOTONIC read through a direct `clock_gettime` call (the same
-clock as Python's `time.monotonic()` on Linux and macOS), written as an intrinsic so
-that kernels using it can still be cached on disk.
+The clock is CPython's own monotonic clock, the function behind `time.monotonic()`,
+called directly from kernels.  It is the one portable path: the C runtime has no
+monotonic wall clock on every OS (`clock_gettime` does not exist on Windows, and on
+macOS its CLOCK_MONOTONIC is not the clock Python's deadlines are set with), while
+the interpreter exports this function on Linux, macOS and Windows alike and it reads
+the clock without touching Python objects, so it is safe without the GIL.  The call
+is an intrinsic naming the function, whose address is registered with LLVM when this
+module is imported, so kernels using it can still be cached on disk.
 """
 
 from __future__ import annotations
 
+import ctypes
 import time
 
 import numpy as np
+from llvmlite import binding as llvm
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
@@ -28,22 +35,36 @@ STOP_MEMORY = 3.0
 C_STOP, C_DEADLINE, C_START = 0, 1, 2
 CONTROL_SIZE = 4
 
-_CLOCK_ID = int(getattr(time, "CLOCK_MONOTONIC", 1))
+def _python_clock() -> tuple[str, bool]:
+    """The name of CPython's monotonic clock function in this interpreter, and whether
+    it returns the nanoseconds (3.11-3.12) or writes them through a pointer (3.13+),
+    after registering its address with LLVM under that name."""
+    for name, returns in (("PyTime_MonotonicRaw", False), ("_PyTime_GetMonotonicClock", True)):
+        function = getattr(ctypes.pythonapi, name, None)
+        if function is not None:
+            llvm.add_symbol(name, ctypes.cast(function, ctypes.c_void_p).value)
+            return name, returns
+    raise ImportError("this Python exports no monotonic clock function for the solvers")
+
+
+_CLOCK_NAME, _CLOCK_RETURNS = _python_clock()
 
 
 @intrinsic
 def _clock_monotonic(typingctx):
     def codegen(context, builder, signature, args):
-        i64, i32, f64 = ir.IntType(64), ir.IntType(32), ir.DoubleType()
-        timespec = ir.LiteralStructType([i64, i64])
-        fnty = ir.FunctionType(i32, [i32, timespec.as_pointer()])
-        clock_gettime = cgutils.get_or_insert_function(builder.module, fnty, "clock_gettime")
-        ts = cgutils.alloca_once(builder, timespec)
-        builder.call(clock_gettime, [ir.Constant(i32, _CLOCK_ID), ts])
-        sec = builder.load(cgutils.gep_inbounds(builder, ts, 0, 0))
-        nsec = builder.load(cgutils.gep_inbounds(builder, ts, 0, 1))
-        return builder.fadd(builder.sitofp(sec, f64),
-                            builder.fmul(builder.sitofp(nsec, f64), ir.Constant(f64, 1e-9)))
+        i64, f64 = ir.IntType(64), ir.DoubleType()
+        if _CLOCK_RETURNS:      # _PyTime_t _PyTime_GetMonotonicClock(void)
+            fnty = ir.FunctionType(i64, [])
+            clock = cgutils.get_or_insert_function(builder.module, fnty, _CLOCK_NAME)
+            nanoseconds = builder.call(clock, [])
+        else:                   # int PyTime_MonotonicRaw(PyTime_t *result)
+            fnty = ir.FunctionType(ir.IntType(32), [i64.as_pointer()])
+            clock = cgutils.get_or_insert_function(builder.module, fnty, _CLOCK_NAME)
+            result = cgutils.alloca_once(builder, i64)
+            builder.call(clock, [result])
+            nanoseconds = builder.load(result)
+        return builder.fmul(builder.sitofp(nanoseconds, f64), ir.Constant(f64, 1e-9))
     return types.float64(), codegen
 
 
