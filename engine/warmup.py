@@ -141,3 +141,27 @@ def on_first_compile(callback: Callable[[], None]) -> Iterator[None]:
     """
     with event.install_listener("numba:compile", _FirstCompile(callback)):
         yield
+
+
+class CompileCounter(event.Listener):
+    """Counts the kernels numba compiles (those missing from its disk cache); a kernel
+    compiled as part of another counts once, with the outer one."""
+
+    def __init__(self):
+        self.count = 0
+        self._depth = 0
+
+    def on_start(self, ev) -> None:
+        self.count += self._depth == 0
+        self._depth += 1
+
+    def on_end(self, ev) -> None:
+        self._depth -= 1
+
+
+def count_compiles() -> CompileCounter:
+    """Start counting compilations for the rest of the process (the frozen app reports
+    the count when asked, to prove its kernels came from the shipped cache)."""
+    counter = CompileCounter()
+    event.register("numba:compile", counter)
+    return counter

@@ -4,17 +4,28 @@ Needs the `package` extra (`pip install -e ".[package]"`).  The one-folder app g
 to packaging/dist/orchard/ (ship it as a .tar.gz or a `zip -ry`, which keep its
 links); the one-file variant to packaging/dist/onefile/.  PyInstaller's work files go
 to packaging/build/.
+
+After PyInstaller, the one-folder app is run once to compile every solver kernel for
+a generic CPU of this OS into its `numba_cache/` folder (see numba_cache_hook.py), so
+that users never wait for compilation.  The one-file app is built from the one-folder
+app's cache.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 DIST = HERE / "dist"
 NAME = "orchard.exe" if sys.platform == "win32" else "orchard"
 
@@ -33,15 +44,53 @@ def shipped_size(onefile: bool = False) -> int:
     return sum(f.stat().st_size for f in files if f.is_file() and not f.is_symlink())
 
 
-def build(onefile: bool = False) -> Path:
-    """Run PyInstaller on orchard.spec and return the app's program."""
+def kernel_cache() -> Path:
+    """Where the one-folder app keeps its shipped kernel cache."""
+    return executable().parent / "_internal" / "numba_cache"
+
+
+def cache_stamp() -> str:
+    """The shipped cache's freshness stamp: the app's version and a digest of the
+    engine's sources (numba adds its own version and the kernels' bytecode)."""
+    digest = hashlib.sha256()
+    for path in sorted((ROOT / "engine").rglob("*.py")):
+        digest.update(path.relative_to(ROOT).as_posix().encode())
+        digest.update(path.read_bytes())
+    return f"{version('orchard')}-{digest.hexdigest()}"
+
+
+def compile_kernels(program: Path, cache: Path) -> float:
+    """Run the frozen app once to fill `cache` with every solver's kernels; returns
+    the seconds it took."""
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True)
+    (cache / "STAMP").write_text(cache_stamp() + "\n", encoding="utf-8")
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="orchard-build-") as home:
+        env = {**os.environ, "ORCHARD_BUILD_KERNEL_CACHE": str(cache), "HOME": home,
+               "LOCALAPPDATA": home}
+        subprocess.run([str(program)], env=env, check=True)
+    return time.perf_counter() - started
+
+
+def pyinstaller(onefile: bool, env: dict | None = None) -> None:
     variant = "onefile" if onefile else "onedir"
     command = [sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
                "--distpath", str(DIST / "onefile" if onefile else DIST),
                "--workpath", str(HERE / "build" / variant), str(HERE / "orchard.spec")]
     if onefile:
         command += ["--", "--onefile"]
-    subprocess.run(command, check=True)
+    subprocess.run(command, check=True, env={**os.environ, **(env or {})})
+
+
+def build(onefile: bool = False) -> Path:
+    """Build the one-folder app with its kernel cache (and from it the one-file app);
+    return the app's program."""
+    pyinstaller(onefile=False)
+    seconds = compile_kernels(executable(), kernel_cache())
+    print(f"Compiled the kernels in {seconds:.0f} s.")
+    if onefile:
+        pyinstaller(onefile=True, env={"ORCHARD_KERNEL_CACHE": str(kernel_cache())})
     return executable(onefile)
 
 
