@@ -88,6 +88,11 @@ def quit_when_ready(app, window, seconds: float) -> None:
 
 
 def run_gui(data: str | None) -> int:
+    from gui.qt_platform import missing_platform_library
+    if (problem := missing_platform_library()) is not None:
+        print(problem, file=sys.stderr)
+        return 2
+
     from PySide6.QtWidgets import QApplication
 
     from gui.main_window import MainWindow
