@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from engine.cli import main as cli_main
-from resources import SAMPLES_DIR
+from resources import ICON, SAMPLES_DIR
 
 CLI_COMMANDS = ("fit", "predict", "sweep", "-h", "--help")
 SAMPLE = SAMPLES_DIR / "loans.csv"
@@ -93,6 +93,7 @@ def run_gui(data: str | None) -> int:
         print(problem, file=sys.stderr)
         return 2
 
+    from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
     from gui.main_window import MainWindow
@@ -100,6 +101,7 @@ def run_gui(data: str | None) -> int:
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Orchard")
+    app.setWindowIcon(QIcon(str(ICON)))
     app.setOrganizationName("Orchard")
     window = MainWindow(data, warm_up=True)
     install_excepthook(window)

@@ -8,3 +8,5 @@ from pathlib import Path
 ROOT = (Path(sys._MEIPASS) / "resources" if getattr(sys, "frozen", False)
         else Path(__file__).resolve().parent)
 SAMPLES_DIR = ROOT / "samples"
+ICONS_DIR = ROOT / "icons"
+ICON = ICONS_DIR / "orchard.png"
