@@ -441,15 +441,15 @@ def _grow_slots(IS, FS, DOM, CNT, sfree, nsfree, queue, qhead, qlen, seq, nseq, 
     """The slot pool with room for new_cap slots (the queue starts at 0 again)."""
     cap = IS.shape[0]
     IS2 = np.zeros((new_cap, IS.shape[1]), dtype=IS.dtype)
-    IS2[:cap] = IS
+    ks.copy_prefix(IS2.reshape(-1), IS.reshape(-1), IS.size)
     FS2 = np.zeros((new_cap, FS.shape[1]), dtype=FS.dtype)
-    FS2[:cap] = FS
+    ks.copy_prefix(FS2.reshape(-1), FS.reshape(-1), FS.size)
     DOM2 = np.zeros((new_cap, DOM.shape[1]), dtype=DOM.dtype)
-    DOM2[:cap] = DOM
+    ks.copy_prefix(DOM2.reshape(-1), DOM.reshape(-1), DOM.size)
     CNT2 = np.zeros((new_cap, CNT.shape[1], CNT.shape[2]), dtype=CNT.dtype)
-    CNT2[:cap] = CNT
+    ks.copy_prefix(CNT2.reshape(-1), CNT.reshape(-1), CNT.size)
     sfree2 = np.empty(new_cap, dtype=np.int64)
-    sfree2[:nsfree] = sfree[:nsfree]
+    ks.copy_prefix(sfree2, sfree, nsfree)
     for j in range(new_cap - 1, cap - 1, -1):
         sfree2[nsfree] = j
         nsfree += 1
@@ -457,7 +457,7 @@ def _grow_slots(IS, FS, DOM, CNT, sfree, nsfree, queue, qhead, qlen, seq, nseq, 
     for j in range(qlen):
         queue2[j] = queue[(qhead + j) % cap]
     seq2 = np.empty(new_cap, dtype=np.int64)
-    seq2[:nseq] = seq[:nseq]
+    ks.copy_prefix(seq2, seq, nseq)
     return IS2, FS2, DOM2, CNT2, sfree2, nsfree, queue2, seq2
 
 
@@ -465,9 +465,9 @@ def _grow_slots(IS, FS, DOM, CNT, sfree, nsfree, queue, qhead, qlen, seq, nseq, 
 def _grow_records(R, rfree, ctr, new_r):
     old = R.shape[0]
     R2 = np.zeros((new_r, 4), dtype=np.int64)
-    R2[:old] = R
+    ks.copy_prefix(R2.reshape(-1), R.reshape(-1), R.size)
     rfree2 = np.empty(new_r, dtype=np.int64)
-    rfree2[:ctr[0]] = rfree[:ctr[0]]
+    ks.copy_prefix(rfree2, rfree, ctr[0])
     for j in range(new_r - 1, old - 1, -1):
         rfree2[ctr[0]] = j
         ctr[0] += 1
@@ -588,8 +588,8 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
             IS[root, I_CH1] = -1
             FS[root, F_BEST] = root_val
             FS[root, F_LB] = root_lb
-            DOM[root, :m0] = dom_tmp[:m0]
-            CNT[root] = root_acc
+            ks.copy_prefix(DOM[root], dom_tmp, m0)
+            ks.copy_prefix(CNT[root].reshape(-1), root_acc.reshape(-1), root_acc.size)
             queue[0] = root
             qlen = 1
             stats[ST_PEAK_SLOTS] = 1
@@ -700,7 +700,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                     IS[c, I_CH1] = -1
                     FS[c, F_BEST] = leaf
                     FS[c, F_LB] = tlb[side]
-                    CNT[c] = acc
+                    ks.copy_prefix(CNT[c].reshape(-1), acc.reshape(-1), acc.size)
                     IS[s, I_CH0 + side] = c
                     queue[(qhead + qlen) % cap] = c
                     qlen += 1

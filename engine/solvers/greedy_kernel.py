@@ -38,6 +38,8 @@ values closer than 1e-7 as equal), and the build can be interrupted through
 import numpy as np
 from numba import njit
 
+from engine.solvers import kernel_support as ks
+
 PURE_TOLERANCE = 1e-12
 TIE_TOLERANCE = 1e-12
 
@@ -126,6 +128,17 @@ def _best_split(Xt, binary, y, w, rows, total, n_classes, min_leaf_weight):
 
 
 @njit(cache=True, nogil=True)
+def _push(stack, top, start, end, depth, parent, is_left):
+    """stack[top] = (start, end, depth, parent, is_left), element by element: assigning
+    a tuple to an array row compiles a shape check that costs over a second."""
+    stack[top, 0] = start
+    stack[top, 1] = end
+    stack[top, 2] = depth
+    stack[top, 3] = parent
+    stack[top, 4] = is_left
+
+
+@njit(cache=True, nogil=True)
 def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control):
     """Grow a greedy Gini tree (see the module docstring for the rules).
 
@@ -164,7 +177,7 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control):
     buffer = np.empty(n, dtype=np.int64)
     # Pending nodes: (start, end, depth, parent, is_left child of parent).
     stack = np.empty((capacity + 1, 5), dtype=np.int64)
-    stack[0] = (0, n, 0, -1, 0)
+    _push(stack, 0, 0, n, 0, -1, 0)
     top = 1
     m = 0
     stopped = False
@@ -212,11 +225,11 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control):
             else:
                 buffer[n_right] = i
                 n_right += 1
-        segment[n_left:] = buffer[:n_right]
+        ks.copy_prefix(segment[n_left:], buffer, n_right)
 
         # Push the right child first so the left subtree is numbered first.
-        stack[top] = (start + n_left, end, depth + 1, node, 0)
-        stack[top + 1] = (start, start + n_left, depth + 1, node, 1)
+        _push(stack, top, start + n_left, end, depth + 1, node, 0)
+        _push(stack, top + 1, start, start + n_left, depth + 1, node, 1)
         top += 2
 
     return (

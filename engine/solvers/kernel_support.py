@@ -107,6 +107,15 @@ def partition_rows(xg, rows, a, b):
     return i0
 
 
+@njit(cache=True, nogil=True)
+def copy_prefix(dst, src, n):
+    """dst[:n] = src[:n] for 1-D arrays (pass `.reshape(-1)` views of C-contiguous
+    ones), as a loop: numba's array-to-array slice assignment carries a shape check
+    whose formatted error message alone costs seconds of compilation on a cold cache."""
+    for i in range(n):
+        dst[i] = src[i]
+
+
 # Sink layout: state = [sequence (odd while writing), events published, nodes in tree].
 S_SEQ, S_EVENTS, S_NODES = 0, 1, 2
 
