@@ -1,11 +1,11 @@
-"""Speed of kernels compiled for a generic CPU (as shipped in the app) vs this CPU.
+"""Speed of kernels compiled for fixed CPU levels (as shipped in the app) vs this CPU.
 
-The standalone app ships its numba kernels compiled for a generic x86-64 CPU of its
-OS (NUMBA_CPU_NAME=generic, no extra features), so that one cache serves every
-computer; an installed Orchard compiles for the computer it runs on.  numba picks
-the CPU once per process, so this runs the same fits in two child processes, one per
-CPU choice, each with its own warmed kernel cache, alternating them run by run, and
-reports the ratio generic / host of the best time of each case.
+The standalone app ships its numba kernels compiled for fixed CPU levels of its OS
+(NUMBA_CPU_NAME=generic, and x86-64-v3 for x86 CPUs with AVX2), so that they serve
+every computer; an installed Orchard compiles for the computer it runs on.  numba
+picks the CPU once per process, so this runs the same fits in one child process per
+CPU choice (--cpus, each with its own warmed kernel cache), alternating their order
+run by run, and reports each one's best time of each case as a ratio to the host's.
 
 Cases: `contree` on every ConTree set at depth 3 and `blossom` and `dl85` on every
 CP4IM set at depth 4 (a time limit of --limit seconds; cases that hit it in either
@@ -57,8 +57,8 @@ def run(cpu: str, cache: Path, cases: list, limit: float) -> dict:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
     env.pop("NUMBA_CPU_NAME", None)
     env.pop("NUMBA_CPU_FEATURES", None)
-    if cpu == "generic":
-        env["NUMBA_CPU_NAME"] = "generic"
+    if cpu != "host":
+        env.update(NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES="")
     done = subprocess.run([sys.executable, __file__, "--child", json.dumps(cases),
                            "--limit", str(limit)], env=env, cwd=ROOT, capture_output=True,
                           text=True, check=True)
@@ -71,43 +71,55 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--limit", type=float, default=60.0)
     parser.add_argument("--sets", default="", help="only these set names")
+    parser.add_argument("--algorithms", default="", help="only these algorithms")
+    parser.add_argument("--cpus", default="generic,x86-64-v3",
+                        help="CPU names to compare with the host's")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child([tuple(case) for case in json.loads(args.child)], args.limit)
         return
     wanted = set(filter(None, args.sets.split(",")))
-    cases = [case for case in CASES if not wanted or case[2] in wanted]
-    best: dict[str, dict] = {"generic": {}, "host": {}}
+    algorithms = set(filter(None, args.algorithms.split(",")))
+    cases = [case for case in CASES if (not wanted or case[2] in wanted)
+             and (not algorithms or case[0] in algorithms)]
+    cpus = ["host", *args.cpus.split(",")]
+    best: dict[str, dict] = {cpu: {} for cpu in cpus}
     with tempfile.TemporaryDirectory() as caches:
         for repetition in range(args.repeat):
-            for cpu in (("generic", "host") if repetition % 2 == 0 else ("host", "generic")):
+            order = cpus if repetition % 2 == 0 else cpus[::-1]
+            for cpu in order:
                 rows = run(cpu, Path(caches) / cpu, cases, args.limit)
                 for case, row in rows.items():
                     old = best[cpu].get(case)
                     if old is None or row["seconds"] < old["seconds"]:
                         best[cpu][case] = row
                 print(f"repetition {repetition + 1}, {cpu}: {len(rows)} cases", flush=True)
-    print("\n| algorithm | set | depth | host s | generic s | generic/host |")
-    print("|---|---|---|---:|---:|---:|")
-    ratios: dict[str, list[float]] = {}
+    others = cpus[1:]
+    print("\n| algorithm | set | depth | host s | " + " | ".join(
+        f"{cpu} s | {cpu}/host" for cpu in others) + " |")
+    print("|---|---|---|---:|" + "---:|---:|" * len(others))
+    ratios: dict[tuple[str, str], list[float]] = {}
     for case in cases:
-        host, generic = best["host"].get(case), best["generic"].get(case)
-        if host is None or generic is None:
+        rows = [best[cpu].get(case) for cpu in cpus]
+        if any(row is None for row in rows):
             continue
-        assert host["error"] == generic["error"] or not (host["optimal"] and generic["optimal"])
-        if not (host["optimal"] and generic["optimal"]):
-            print(f"| {case[0]} | {case[2]} | {case[3]} | limit | limit | – |")
+        if not all(row["optimal"] for row in rows):
+            print(f"| {case[0]} | {case[2]} | {case[3]} | limit |" + " – | – |" * len(others))
             continue
-        ratio = generic["seconds"] / host["seconds"]
-        ratios.setdefault(case[0], []).append(ratio)
-        print(f"| {case[0]} | {case[2]} | {case[3]} | {host['seconds']:.3f} | "
-              f"{generic['seconds']:.3f} | {ratio:.2f} |")
-    for algorithm, values in ratios.items():
+        assert len({row["error"] for row in rows}) == 1, (case, rows)
+        host = rows[0]["seconds"]
+        cells = []
+        for cpu, row in zip(others, rows[1:]):
+            ratio = row["seconds"] / host
+            ratios.setdefault((case[0], cpu), []).append(ratio)
+            cells.append(f"{row['seconds']:.3f} | {ratio:.2f}")
+        print(f"| {case[0]} | {case[2]} | {case[3]} | {host:.3f} | " + " | ".join(cells) + " |")
+    print()
+    for (algorithm, cpu), values in ratios.items():
         mean = math.exp(sum(math.log(v) for v in values) / len(values))
-        print(f"\n{algorithm}: geometric mean generic/host {mean:.3f} over {len(values)} "
+        print(f"{algorithm}, {cpu}: geometric mean {cpu}/host {mean:.3f} over {len(values)} "
               f"cases (min {min(values):.2f}, max {max(values):.2f})")
-
 
 if __name__ == "__main__":
     main()

@@ -5,9 +5,9 @@ to packaging/dist/orchard/ (ship it as a .tar.gz or a `zip -ry`, which keep its
 links); the one-file variant to packaging/dist/onefile/.  PyInstaller's work files go
 to packaging/build/.
 
-After PyInstaller, the one-folder app is run once to compile every solver kernel for
-a generic CPU of this OS into its `numba_cache/` folder (see numba_cache_hook.py), so
-that users never wait for compilation.  The one-file app is built from the one-folder
+After PyInstaller, the one-folder app is run to compile every solver kernel for each
+CPU level (a generic CPU of this OS; on x86 also x86-64-v3) into its `numba_cache/`
+folder, zipped (see numba_cache_hook.py), so that users never wait for compilation.  The one-file app is built from the one-folder
 app's cache.
 """
 
@@ -16,11 +16,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from importlib.metadata import version
 from pathlib import Path
 
@@ -45,8 +47,16 @@ def shipped_size(onefile: bool = False) -> int:
 
 
 def kernel_cache() -> Path:
-    """Where the one-folder app keeps its shipped kernel cache."""
+    """Where the one-folder app keeps its shipped kernel caches."""
     return executable().parent / "_internal" / "numba_cache"
+
+
+def cpu_levels() -> list[str]:
+    """The CPU levels (LLVM CPU names) kernels are compiled for: a generic CPU of the
+    OS, and on x86 also x86-64-v3 (AVX2), chosen at start when the CPU has it (see
+    numba_cache_hook.py, which holds the features each level needs)."""
+    x86 = platform.machine().lower() in ("x86_64", "amd64")
+    return ["x86-64-v3", "generic"] if x86 else ["generic"]
 
 
 def cache_stamp() -> str:
@@ -59,17 +69,23 @@ def cache_stamp() -> str:
     return f"{version('orchard')}-{digest.hexdigest()}"
 
 
-def compile_kernels(program: Path, cache: Path) -> float:
-    """Run the frozen app once to fill `cache` with every solver's kernels; returns
-    the seconds it took."""
-    shutil.rmtree(cache, ignore_errors=True)
-    cache.mkdir(parents=True)
-    (cache / "STAMP").write_text(cache_stamp() + "\n", encoding="utf-8")
+def compile_kernels(program: Path, shipped: Path) -> float:
+    """Run the frozen app once per CPU level to compile every solver's kernels, and
+    ship each level's cache as `shipped/<level>.zip`; returns the seconds it took."""
+    shutil.rmtree(shipped, ignore_errors=True)
+    shipped.mkdir(parents=True)
+    (shipped / "STAMP").write_text(cache_stamp() + "\n", encoding="utf-8")
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="orchard-build-") as home:
-        env = {**os.environ, "ORCHARD_BUILD_KERNEL_CACHE": str(cache), "HOME": home,
-               "LOCALAPPDATA": home}
-        subprocess.run([str(program)], env=env, check=True)
+    with tempfile.TemporaryDirectory(prefix="orchard-build-") as work:
+        for level in cpu_levels():
+            cache = Path(work) / level
+            env = {**os.environ, "ORCHARD_BUILD_KERNEL_CACHE": str(cache),
+                   "ORCHARD_BUILD_CPU": level, "HOME": work, "LOCALAPPDATA": work}
+            subprocess.run([str(program)], env=env, check=True)
+            with zipfile.ZipFile(shipped / f"{level}.zip", "w", zipfile.ZIP_DEFLATED,
+                                 compresslevel=9) as archive:
+                for path in sorted(cache.rglob("*")):
+                    archive.write(path, path.relative_to(cache).as_posix())
     return time.perf_counter() - started
 
 
@@ -88,7 +104,7 @@ def build(onefile: bool = False) -> Path:
     return the app's program."""
     pyinstaller(onefile=False)
     seconds = compile_kernels(executable(), kernel_cache())
-    print(f"Compiled the kernels in {seconds:.0f} s.")
+    print(f"Compiled the kernels for {', '.join(cpu_levels())} in {seconds:.0f} s.")
     if onefile:
         pyinstaller(onefile=True, env={"ORCHARD_KERNEL_CACHE": str(kernel_cache())})
     return executable(onefile)

@@ -9,7 +9,8 @@ the system only, HOME in that folder so numba's cache starts cold.  It checks
 1. `orchard fit <bundled sample> --json`, cold (first launch, empty cache folder):
    the JSON of DESIGN.md, a sane accuracy, and not one kernel compiled (the app
    counts compilations when ORCHARD_COUNT_COMPILES is set): they all come from the
-   cache shipped in the app, copied into the user's cache folder;
+   cache shipped in the app for this CPU's level, unzipped into the user's cache
+   folder; and every shipped CPU level (ORCHARD_CPU_LEVEL) likewise;
 2. the same again, warm; then every algorithm once, again without compiling, and
    the shipped cache left unchanged;
 3. every export (model, rules, Python, SQL, DOT, PNG) written, `orchard predict`
@@ -36,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from build import build, executable, kernel_cache, shipped_size
+from build import build, cpu_levels, executable, kernel_cache, shipped_size
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = {"algorithm", "n_rows", "n_features", "n_classes", "depth", "train_error",
@@ -119,6 +120,15 @@ def check_cli(app: App, sample: Path, shipped: Path) -> dict:
     check(NONE_COMPILED in warm.stderr, f"the second launch compiled: {warm.stderr!r}")
     check(fit_summary(warm)["train_error"] == summary["train_error"], "runs disagree")
     figures["accuracy"] = summary["train_accuracy"]
+    caches = [p.name for p in app.home.rglob("numba/*") if p.is_dir()]
+    check(len(caches) == 1 and caches[0].endswith(tuple(cpu_levels())),
+          f"expected one unzipped kernel cache in the user's cache folder: {caches}")
+    print(f"Kernel cache chosen for this CPU: {caches[0]}")
+    for level in cpu_levels():  # every shipped level works, whichever this CPU gets
+        done, _ = app.run("fit", str(sample), "--depth", "3", "--json",
+                          env={**COUNT, "ORCHARD_CPU_LEVEL": level})
+        check(NONE_COMPILED in done.stderr, f"level {level} compiled: {done.stderr!r}")
+        check(fit_summary(done)["train_error"] == summary["train_error"], f"{level} disagrees")
     for algorithm in ALGORITHMS:
         done, _ = app.run("fit", str(sample), "--algo", algorithm, "--depth", "2",
                           "--time-limit", "10", env=COUNT)
