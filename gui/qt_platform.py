@@ -55,10 +55,13 @@ def missing_platform_library() -> str | None:
     try:
         _load(plugin)
     except OSError as error:
-        found = MISSING.search(str(error))
+        # The frozen app's ctypes (PyInstaller) rewords the error; the loader's own
+        # message, which names the library, is its cause.
+        reason = str(error.__cause__ or error)
+        found = MISSING.search(reason)
         need = (f"the system library {found[1]}, which is missing (on Debian or Ubuntu: "
                 f"sudo apt-get install {package_of(found[1])})" if found
-                else f"a library it cannot load ({str(error)[:200]})")
+                else f"a library it cannot load ({reason[:200]})")
         return (f"Orchard cannot open its window: Qt's X11 display plugin needs {need}; "
                 "to train without a window, run 'orchard fit DATA' (or set "
                 "QT_QPA_PLATFORM=offscreen).")

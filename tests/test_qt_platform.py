@@ -41,6 +41,17 @@ def test_a_missing_library_is_named_with_its_package(x11, monkeypatch, library, 
     assert "orchard fit DATA" in message
 
 
+def test_the_cause_of_a_reworded_error_is_read(x11, monkeypatch):
+    """PyInstaller's ctypes raises its own OSError from the loader's."""
+    def load(path):
+        try:
+            raise OSError("libxcb.so.1: cannot open shared object file: No such file")
+        except OSError as cause:
+            raise OSError("Failed to load dynlib/dll 'libqxcb.so'.") from cause
+    monkeypatch.setattr(qt_platform, "_load", load)
+    assert "apt-get install libxcb1)" in qt_platform.missing_platform_library()
+
+
 def test_another_loading_error_is_quoted(x11, monkeypatch):
     monkeypatch.setattr(qt_platform, "_load", fail_with("undefined symbol: xcb_foo"))
     assert "undefined symbol: xcb_foo" in qt_platform.missing_platform_library()
