@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.data.class_weights import parse_class_weight
 from engine.data.columns import ColumnKind
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions, prepare
@@ -24,7 +25,7 @@ from engine.experiments import load_spec, make_backend, run_sweep
 from engine.experiments.progress import ProgressBar, StageLine, clock
 from engine.export import model_rules, write_export, write_predictions
 from engine.export.files import check_output
-from engine.metrics import accuracy, confusion_matrix
+from engine.metrics import accuracy, class_scores, confusion_matrix
 from engine.model import load_model
 from engine.solvers import default_solver_name, get_solver
 from engine.solvers.monitor import Monitor
@@ -74,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="merge identical rows into weights")
     fit.add_argument("--drop-inconsistent", action="store_true",
                      help="drop rows contradicting identical rows of another class")
+    fit.add_argument("--class-weight", metavar="balanced|CLASS=W,...",
+                     help="weigh each class's rows: 'balanced' (every class the same "
+                     "total) or weights by class name, e.g. yes=5,no=1")
     _add_table_flags(fit)
     fit.add_argument("--out", help="model JSON")
     fit.add_argument("--rules", help="rules text")
@@ -169,7 +173,8 @@ def _train(args, algorithm: str, params: dict, monitor: Monitor,
         binarize=args.binarize or default_binarization(algorithm),
         remove_redundant=args.remove_redundant, merge_duplicates=args.merge_duplicates,
         drop_inconsistent=args.drop_inconsistent,
-        depth=get_solver(algorithm).resolve(params)["depth"])
+        depth=get_solver(algorithm).resolve(params)["depth"],
+        class_weight=parse_class_weight(args.class_weight) if args.class_weight else None)
     data = prepare(raw, options, progress=monitor.checkpoint)
     warn = warn or (lambda text: print(f"orchard: {text}", file=sys.stderr))
     for warning in data.report.warnings:   # e.g. a target that may be no class
@@ -192,7 +197,8 @@ def _finish(args, algorithm: str, params: dict, data, options, result,
     if args.image:
         render_image(tree, args.image)
         written["image"] = args.image
-    total = float(data.w.sum())
+    counts = data.row_counts
+    scores = class_scores(data.y, tree.predict(data.X), data.class_names, counts)
     summary = {
         "algorithm": algorithm,
         # `auto` names the algorithm it ran and why; any other is its own choice.
@@ -200,13 +206,19 @@ def _finish(args, algorithm: str, params: dict, data, options, result,
         "reason": result.stats.get("reason", ""),
         # a non-answer (no proof, a skipped step, no consistent tree) in one sentence
         "message": result.stats.get("message", ""),
-        "n_rows": int(round(total)),
+        "n_rows": round(float(counts.sum())),
         "n_features": data.n_features,
         "n_classes": data.n_classes,
         "depth": tree.depth,
         "max_depth": get_solver(algorithm).resolve(params)["depth"],
         "train_error": result.train_error,
-        "train_accuracy": 1.0 - result.train_error / total if total else 0.0,
+        # the error the solver minimised (weighted by class if asked), and how the tree
+        # does on the rows themselves
+        "train_accuracy": scores["accuracy"],
+        "balanced_accuracy": scores["balanced_accuracy"],
+        "per_class": scores["per_class"],
+        "class_weight": (None if data.class_weights is None else
+                         dict(zip(data.class_names, data.class_weights.tolist()))),
         "lower_bound": result.lower_bound,
         "optimal": bool(result.optimal),
         "status": result.status.value,
@@ -223,10 +235,13 @@ def _finish(args, algorithm: str, params: dict, data, options, result,
         "outputs": written,
     }
     if not args.json:
+        errors = "weighted error" if data.class_weights is not None else "errors"
         print(f"{algorithm}: training accuracy {summary['train_accuracy']:.4f} "
-              f"({result.train_error:g} errors on {summary['n_rows']} rows), depth "
+              f"({result.train_error:g} {errors} on {summary['n_rows']} rows), depth "
               f"{tree.depth}, {tree.n_leaves} leaves, status {result.status.value}, "
               f"{result.time_s:.3f} s")
+        print(f"balanced accuracy {summary['balanced_accuracy']:.4f}"
+              + (" (classes weighted)" if data.class_weights is not None else ""))
         for line in data.report.lines():
             print(line)
         if result.stats.get("reason"):
@@ -252,6 +267,9 @@ def predict(args) -> dict:
         y, p = truth[known], predicted[known]
         summary["accuracy"] = accuracy(y, p)
         seen = y >= 0
+        scores = class_scores(y[seen], p[seen], tree.class_names)
+        summary["balanced_accuracy"] = scores["balanced_accuracy"]
+        summary["per_class"] = scores["per_class"]
         summary["confusion_matrix"] = confusion_matrix(
             y[seen], p[seen], len(tree.class_names)).astype(int).tolist()
         summary["class_names"] = tree.class_names

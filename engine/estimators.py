@@ -26,7 +26,6 @@ import pandas as pd
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin
-    from sklearn.utils.class_weight import compute_sample_weight
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import (
         _check_sample_weight,
@@ -37,6 +36,7 @@ except ImportError as error:   # pragma: no cover - depends on the installation
     raise ImportError("Orchard's notebook API needs scikit-learn: "
                       "pip install 'orchard[notebook]'.") from error
 
+from engine.data.class_weights import class_factors
 from engine.data.csv_reader import RawTable
 from engine.data.dataset import PrepOptions, prepare
 from engine.data.preprocessing import class_label
@@ -60,6 +60,17 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
         raise NotImplementedError
 
     # ------------------------------------------------------------ fitting
+    def _class_factors(self, labels: list[str], codes: np.ndarray) -> np.ndarray:
+        """Each row's class weight, by the engine's one definition (per row, as
+        scikit-learn's `compute_sample_weight`, so "balanced" ignores sample weights)."""
+        weights = self.class_weight
+        if isinstance(weights, dict):
+            weights = {class_label(value): weight for value, weight in weights.items()}
+        try:
+            return class_factors(weights, codes, labels, np.ones(len(codes)))[codes]
+        except OrchardError as error:
+            raise ValueError(str(error)) from error
+
     def fit(self, X, y, sample_weight=None):
         """Train on X (array or DataFrame) and y; `sample_weight` weighs the rows."""
         frame = X if isinstance(X, pd.DataFrame) else None
@@ -71,15 +82,15 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
         weights = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if not np.isfinite(weights).all() or (weights < 0).any():
             raise ValueError("sample_weight must be finite and not negative.")
-        if self.class_weight is not None:   # "balanced" or {class: weight}
-            weights = weights * compute_sample_weight(self.class_weight, y)
-        keep = weights > 0   # a row of weight 0 must not even shape the thresholds
-        if not keep.any():
-            raise ValueError("sample_weight is zero for every row.")
         self.classes_ = np.unique(y)
         labels = [class_label(v) for v in self.classes_]
         if len(set(labels)) < len(labels):
             raise ValueError("Two classes have the same text form; relabel y.")
+        if self.class_weight is not None:   # "balanced" or {class: weight}
+            weights = weights * self._class_factors(labels, np.searchsorted(self.classes_, y))
+        keep = weights > 0   # a row of weight 0 must not even shape the thresholds
+        if not keep.any():
+            raise ValueError("sample_weight is zero for every row.")
         table = self._table(X if frame is None else frame)
         table[TARGET] = np.array(labels, dtype=object)[np.searchsorted(self.classes_, y)]
         table = table[keep].reset_index(drop=True)

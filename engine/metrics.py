@@ -25,6 +25,62 @@ def confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray, n_classes: int,
     return matrix
 
 
+def balanced_accuracy(y_true: np.ndarray, y_pred: np.ndarray, n_classes: int,
+                      w: np.ndarray | None = None) -> float:
+    """The mean recall over the classes present in `y_true`: what accuracy would be if
+    every class had as many rows, so a tree that ignores a rare class scores low."""
+    scores = per_class(y_true, y_pred, n_classes, w)
+    present = scores["support"] > 0
+    return float(scores["recall"][present].mean()) if present.any() else 0.0
+
+
+def per_class(y_true: np.ndarray, y_pred: np.ndarray, n_classes: int,
+              w: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Precision, recall, F1 and support (total weight of true rows) of each class;
+    0 where a ratio has nothing to divide (scikit-learn's `zero_division=0`)."""
+    matrix = confusion_matrix(y_true, y_pred, n_classes, w)
+    hits = np.diag(matrix)
+    support, predicted = matrix.sum(axis=1), matrix.sum(axis=0)
+    precision = np.divide(hits, predicted, out=np.zeros(n_classes), where=predicted > 0)
+    recall = np.divide(hits, support, out=np.zeros(n_classes), where=support > 0)
+    both = precision + recall
+    f1 = np.divide(2 * precision * recall, both, out=np.zeros(n_classes), where=both > 0)
+    return {"precision": precision, "recall": recall, "f1": f1, "support": support}
+
+
+def class_scores(y_true: np.ndarray, y_pred: np.ndarray, class_names: list[str],
+                 w: np.ndarray | None = None) -> dict:
+    """Accuracy, balanced accuracy and {class name: precision, recall, F1, support}, as
+    plain numbers for a JSON summary."""
+    n_classes = len(class_names)
+    scores = per_class(y_true, y_pred, n_classes, w)
+    return {"accuracy": accuracy(y_true, y_pred, w),
+            "balanced_accuracy": balanced_accuracy(y_true, y_pred, n_classes, w),
+            "per_class": {name: {key: float(scores[key][k]) for key in scores}
+                          for k, name in enumerate(class_names)}}
+
+
+def roc_curve(positive: np.ndarray, scores: np.ndarray,
+              w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """False and true positive rates at every distinct score taken as a threshold
+    (highest first, starting at (0, 0)), for 0/1 `positive` labels."""
+    positive = np.asarray(positive, dtype=bool)
+    w = np.ones(len(positive)) if w is None else np.asarray(w, dtype=float)
+    order = np.argsort(-np.asarray(scores, dtype=float), kind="mergesort")
+    ranked = np.asarray(scores, dtype=float)[order]
+    tp = np.cumsum(w[order] * positive[order])
+    fp = np.cumsum(w[order] * ~positive[order])
+    last = np.r_[np.nonzero(np.diff(ranked))[0], len(ranked) - 1]   # ties: one point
+    tp, fp = np.r_[0.0, tp[last]], np.r_[0.0, fp[last]]
+    return (fp / fp[-1] if fp[-1] > 0 else fp), (tp / tp[-1] if tp[-1] > 0 else tp)
+
+
+def roc_auc(positive: np.ndarray, scores: np.ndarray, w: np.ndarray | None = None) -> float:
+    """Area under the ROC curve (trapezoids, so tied scores count half)."""
+    fpr, tpr = roc_curve(positive, scores, w)
+    return float(np.trapezoid(tpr, fpr))
+
+
 def matrix_to_json(matrix: np.ndarray) -> dict:
     """A confusion matrix as its size and nonzero cells `[i, j, value]`: a 499-class
     matrix is mostly zeros, and sessions keep several per run."""

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from engine.data import blocks
+from engine.data.class_weights import class_factors
 from engine.data.columns import USABLE_KINDS, ColumnKind, choose_target, parse_column
 from engine.data.csv_reader import RawTable
 from engine.data.features import LE, NUM, Feature
@@ -43,6 +44,8 @@ class PrepOptions:
     merge_duplicates: bool = False
     drop_inconsistent: bool = False
     depth: int | None = None   # the tree depth `guided` thresholds are chosen for
+    # "balanced" or {class name: weight}: row weights by class (data/class_weights.py)
+    class_weight: str | dict[str, float] | None = None
 
 
 @dataclass
@@ -95,6 +98,15 @@ class Dataset:
     w: np.ndarray
     prep: Preprocessing
     report: PrepReport
+    # How many rows each row stands for (merged duplicates), when class weights made
+    # `w` differ from it; None when `w` is that count.
+    counts: np.ndarray | None = None
+    class_weights: np.ndarray | None = None   # the factor of each class, if weighted
+
+    @property
+    def row_counts(self) -> np.ndarray:
+        """How many of the user's rows each row stands for (`w` without class weights)."""
+        return self.w if self.counts is None else self.counts
 
     @property
     def features(self):
@@ -183,6 +195,10 @@ def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
     if options.merge_duplicates:
         progress("merging duplicate rows", None)
         data = merge_duplicates(data)
+    if options.class_weight is not None:
+        data.class_weights = class_factors(options.class_weight, data.y, data.class_names,
+                                           data.w)
+        data.counts, data.w = data.w, data.w * data.class_weights[data.y]
     return data
 
 
@@ -211,7 +227,7 @@ def binarized(data: Dataset, spec: str, depth: int | None = None,
     binary = all(f.binary for f in features)
     X = np.column_stack(columns).astype(np.uint8 if binary else np.float64) if columns \
         else np.zeros((data.n_rows, 0), np.uint8)
-    return Dataset(X, data.y, data.w, prep, data.report)
+    return Dataset(X, data.y, data.w, prep, data.report, data.counts, data.class_weights)
 
 
 def _doubt_target(target: str, class_names: list[str], report: PrepReport) -> None:

@@ -1,0 +1,70 @@
+"""Class weights: how much a row of each class counts in the error a solver minimises.
+
+An analyst whose rare class matters (fraud, failure, disease) weighs it up; every
+solver already minimises a weighted error, so class weights are row weights, applied
+once in `prepare` (and by the notebook API) through `class_factors`.  "balanced"
+is scikit-learn's definition: rows / (classes present × rows of the class), so each
+class present weighs the same in total.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from engine.errors import DataError, ParameterError
+
+BALANCED = "balanced"
+SYNTAX = "'balanced' or CLASS=WEIGHT pairs separated by commas (e.g. yes=5,no=1)"
+
+
+def _weight(text: str, name: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ParameterError(f"The weight of class '{name}' must be a positive number, "
+                             f"not '{text.strip()}'.")
+    return value
+
+
+def parse_class_weight(text: str) -> str | dict[str, float]:
+    """The command line's `--class-weight` value: "balanced" or {class name: weight}."""
+    text = text.strip()
+    if text.lower() == BALANCED:
+        return BALANCED
+    weights: dict[str, float] = {}
+    for item in text.split(","):
+        name, equals, value = item.rpartition("=")
+        if not equals or not name.strip():
+            raise ParameterError(f"The class weights must be {SYNTAX}, not '{text}'.")
+        weights[name.strip()] = _weight(value, name.strip())
+    return weights
+
+
+def class_factors(class_weight: str | dict[str, float], y: np.ndarray,
+                  class_names: list[str], counts: np.ndarray) -> np.ndarray:
+    """The factor each class's rows are weighted by (classes not named keep 1).
+
+    `counts` are the rows' multiplicities (merged duplicates count several times),
+    which "balanced" counts, like scikit-learn, rather than any other weights.
+    """
+    n_classes = len(class_names)
+    factors = np.ones(n_classes)
+    if class_weight == BALANCED:
+        totals = np.bincount(y, weights=counts, minlength=n_classes)
+        present = totals > 0
+        factors[present] = totals.sum() / (present.sum() * totals[present])
+        return factors
+    if isinstance(class_weight, str):
+        raise ParameterError(f"The class weights must be {SYNTAX}, not '{class_weight}'.")
+    index = {name: k for k, name in enumerate(class_names)}
+    for name, weight in class_weight.items():
+        if str(name) not in index:
+            shown = ", ".join(class_names[:10]) + (", ..." if n_classes > 10 else "")
+            raise DataError(f"The class weights name the class '{name}', which the target "
+                            f"column does not have (its classes: {shown}).")
+        factors[index[str(name)]] = _weight(str(weight), str(name))
+    return factors
