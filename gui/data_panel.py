@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QMenu,
     QProgressBar,
     QPushButton,
@@ -170,6 +171,18 @@ class DataPanel(QGroupBox):
         for box in (self.drop_inconsistent_check, self.merge_check, self.redundant_check):
             box.toggled.connect(self._changed)
             layout.addWidget(box)
+        weights = QFormLayout()
+        self.class_weight_edit = QLineEdit(self)
+        self.class_weight_edit.setPlaceholderText("none, balanced, or yes=5,no=1")
+        self.class_weight_edit.setClearButtonEnabled(True)
+        self.class_weight_edit.setToolTip(
+            "How much a row of each class counts in the error the solver minimises: "
+            "'balanced' weighs every class the same in total; 'yes=5,no=1' weighs rows "
+            "by their class name. Empty: every row counts once.")
+        self.class_weight_edit.editingFinished.connect(self._class_weight_edited)
+        weights.addRow("Class weights", self.class_weight_edit)
+        layout.addLayout(weights)
+        self._class_weight = ""
 
         self.features_label = QLabel(self)
         self.features_label.setWordWrap(True)
@@ -263,16 +276,31 @@ class DataPanel(QGroupBox):
         if notify and self.binarize() != before:
             self.options_changed.emit()
 
-    def cleaning(self) -> dict[str, bool]:
+    def _class_weight_edited(self) -> None:
+        """Emit a change only when the text really changed (editingFinished also fires
+        when the field merely loses focus)."""
+        text = self.class_weight_edit.text().strip()
+        if text != self._class_weight:
+            self._class_weight = text
+            self._changed()
+
+    def row_options(self) -> dict:
+        """The PrepOptions fields about rows: cleaning, and class weights (the text as
+        typed; `prepare` reads it and says in one sentence what is wrong with it)."""
+        text = self.class_weight_edit.text().strip()
         return {"drop_inconsistent": self.drop_inconsistent_check.isChecked(),
                 "merge_duplicates": self.merge_check.isChecked(),
-                "remove_redundant": self.redundant_check.isChecked()}
+                "remove_redundant": self.redundant_check.isChecked(),
+                "class_weight": text or None}
 
-    def set_cleaning(self, flags: dict[str, bool]) -> None:
+    def set_row_options(self, options: dict) -> None:
         self._quiet = True
-        self.drop_inconsistent_check.setChecked(bool(flags.get("drop_inconsistent")))
-        self.merge_check.setChecked(bool(flags.get("merge_duplicates")))
-        self.redundant_check.setChecked(bool(flags.get("remove_redundant")))
+        self.drop_inconsistent_check.setChecked(bool(options.get("drop_inconsistent")))
+        self.merge_check.setChecked(bool(options.get("merge_duplicates")))
+        self.redundant_check.setChecked(bool(options.get("remove_redundant")))
+        weights = options.get("class_weight")
+        self._class_weight = weights if isinstance(weights, str) else ""
+        self.class_weight_edit.setText(self._class_weight)
         self._quiet = False
 
     @contextmanager
@@ -288,7 +316,7 @@ class DataPanel(QGroupBox):
     def set_table_loaded(self, loaded: bool) -> None:
         for widget in (self.target_combo, self.missing_combo, self.binarize_combo,
                        self.quantile_spin, self.drop_inconsistent_check, self.merge_check,
-                       self.redundant_check, self.use_target_button,
+                       self.redundant_check, self.class_weight_edit, self.use_target_button,
                        self.other_target_button):
             widget.setEnabled(loaded)
 

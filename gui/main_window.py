@@ -607,7 +607,7 @@ class MainWindow(QMainWindow):
             options = PrepOptions(missing=self.data_panel.missing(),
                                   binarize=self.data_panel.binarize(),
                                   depth=self.depth_spin.value(),
-                                  **self.data_panel.cleaning())
+                                  **self.data_panel.row_options())
             self._pending_choices = {}
         self.set_status(f"Reading {path.name}…")
         self.data_panel.show_progress(f"Reading {path.name}…", 0.02)
@@ -648,10 +648,11 @@ class MainWindow(QMainWindow):
         with self.data_panel.quietly():
             self.data_panel.set_missing(prep.options.missing)
             self.data_panel.set_binarize(prep.options.binarize, notify=False)
-            self.data_panel.set_cleaning({
+            self.data_panel.set_row_options({
                 "drop_inconsistent": prep.options.drop_inconsistent,
                 "merge_duplicates": prep.options.merge_duplicates,
-                "remove_redundant": prep.options.remove_redundant})
+                "remove_redundant": prep.options.remove_redundant,
+                "class_weight": prep.options.class_weight})
         self.data_view.show_table(prep.path.name, prep.raw, prep.infos)
         self.data_panel.show_file(f"<b>{html.escape(prep.path.name)}</b><br>"
                                   f"{prep.n_rows:,} rows × {len(columns)} columns "
@@ -692,14 +693,14 @@ class MainWindow(QMainWindow):
         return PrepOptions(target=self.data_panel.target(), ignore=self.columns.ignore(),
                            kinds=self.columns.kinds(), missing=self.data_panel.missing(),
                            binarize=self.data_panel.binarize(),
-                           depth=self.depth_spin.value(), **self.data_panel.cleaning())
+                           depth=self.depth_spin.value(), **self.data_panel.row_options())
 
     def data_settings(self) -> dict:
         options = self.prep_options()
         return {"file": self.path.name if self.path else None,
                 "target": options.target, "missing": options.missing,
                 "binarize": options.binarize, "columns": self.columns.choices(),
-                **self.data_panel.cleaning()}
+                **self.data_panel.row_options()}
 
     def _options_from_settings(self, settings: dict) -> PrepOptions:
         choices = settings.get("columns", {})
@@ -714,6 +715,7 @@ class MainWindow(QMainWindow):
             drop_inconsistent=bool(settings.get("drop_inconsistent")),
             merge_duplicates=bool(settings.get("merge_duplicates")),
             remove_redundant=bool(settings.get("remove_redundant")),
+            class_weight=settings.get("class_weight") or None,
             depth=self.depth_spin.value())
 
     def _depth_changed(self) -> None:

@@ -48,18 +48,19 @@ def class_factors(class_weight: str | dict[str, float], y: np.ndarray,
                   class_names: list[str], counts: np.ndarray) -> np.ndarray:
     """The factor each class's rows are weighted by (classes not named keep 1).
 
+    `class_weight` is "balanced", {class name: weight} or the text of either.
     `counts` are the rows' multiplicities (merged duplicates count several times),
     which "balanced" counts, like scikit-learn, rather than any other weights.
     """
     n_classes = len(class_names)
     factors = np.ones(n_classes)
+    if isinstance(class_weight, str):   # as typed in the window
+        class_weight = parse_class_weight(class_weight)
     if class_weight == BALANCED:
         totals = np.bincount(y, weights=counts, minlength=n_classes)
         present = totals > 0
         factors[present] = totals.sum() / (present.sum() * totals[present])
         return factors
-    if isinstance(class_weight, str):
-        raise ParameterError(f"The class weights must be {SYNTAX}, not '{class_weight}'.")
     index = {name: k for k, name in enumerate(class_names)}
     for name, weight in class_weight.items():
         if str(name) not in index:

@@ -1,0 +1,48 @@
+"""Class weights typed in the window: the next preparation weighs the rows, the run
+minimises the weighted error, a bad entry is one sentence among the data panel's
+problems (and no run), and the data settings keep it."""
+
+import numpy as np
+from test_gui_support import (  # noqa: F401
+    LOANS,
+    isolated_settings,
+    open_window,
+    ready,
+    run_and_wait,
+)
+
+
+def type_weights(qtbot, win, text: str) -> None:
+    win.data_panel.class_weight_edit.setText(text)
+    win.data_panel.class_weight_edit.editingFinished.emit()
+    qtbot.waitUntil(lambda: ready(win), timeout=30_000)
+
+
+def test_weights_reach_the_rows_and_the_run(qtbot):
+    win = open_window(qtbot, LOANS, algorithm="blossom")
+    win.depth_spin.setValue(2)
+    plain = run_and_wait(qtbot, win)
+    assert win.dataset.class_weights is None
+    type_weights(qtbot, win, "declined=3")
+    declined = win.dataset.class_names.index("declined")
+    np.testing.assert_allclose(win.dataset.class_weights[declined], 3.0)
+    np.testing.assert_allclose(win.dataset.w, np.where(win.dataset.y == declined, 3.0, 1.0))
+    weighted = run_and_wait(qtbot, win)
+    assert weighted.optimal
+    assert weighted.train_error == weighted.tree.error(win.dataset.X, win.dataset.y,
+                                                       win.dataset.w)
+    assert (weighted.tree.predict(win.dataset.X) == declined).sum() > \
+        (plain.tree.predict(win.dataset.X) == declined).sum()
+    assert win.data_settings()["class_weight"] == "declined=3"
+    assert win._options_from_settings(win.data_settings()).class_weight == "declined=3"
+
+
+def test_a_bad_entry_is_one_sentence(qtbot):
+    win = open_window(qtbot, LOANS, algorithm="greedy")
+    win.data_panel.class_weight_edit.setText("maybe=2")
+    win.data_panel.class_weight_edit.editingFinished.emit()
+    qtbot.waitUntil(lambda: "'maybe'" in win.data_panel.problems_text(), timeout=30_000)
+    assert win.data_panel.problems_text().count("\n") == 0
+    assert win.dataset is None and not win.run_button.isEnabled()
+    type_weights(qtbot, win, "balanced")
+    assert win.data_panel.problems_text() == "" and win.dataset.class_weights is not None
