@@ -293,6 +293,7 @@ class ResultsPanel(QWidget):
             self.test_matrix.show_matrix(None, [])
             return
         tree = run.tree
+        weights = run.data_settings.get("class_weight")   # rows weighted by class
         rows = [("Algorithm", f"{run.title}{run.chosen_text} (#{run.number})")]
         if run.reason:
             rows.append(("Why", f"{run.reason}."))
@@ -301,12 +302,15 @@ class ResultsPanel(QWidget):
         rows += [
                 ("Parameters", ", ".join(f"{k} = {v}" for k, v in run.params.items())),
                 ("Status", run.status_text + (" — proven optimal" if run.optimal else "")),
-                ("Training accuracy", (f"{percent(run.train_accuracy)} "
-                                       f"({count(run.train_error)} errors of "
-                                       f"{count(run.total_weight)})")),
+                ("Weighted training accuracy" if weights else "Training accuracy",
+                 (f"{percent(run.train_accuracy)} ({count(run.train_error)} "
+                  f"{'weighted errors' if weights else 'errors'} of "
+                  f"{count(run.total_weight)})")),
                 ("Lower bound", (f"{count(run.lower_bound)} errors"
                                  f" (gap {100 * run.gap:.1f}%)")),
                 ]
+        if weights:
+            rows.append(("Class weights", str(weights)))
         if run.evaluation is not None:
             ev = run.evaluation
             rows.append(("Test accuracy", html.escape(ev.summary())))

@@ -63,6 +63,7 @@ def test_prepare_multiplies_rows_by_their_class_weight():
     data = prepare(parse_text(table(0)), options)
     np.testing.assert_allclose(data.w, np.where(data.y == 1, 4.0, 1.0))
     np.testing.assert_allclose(data.row_counts, 1.0)
+    assert "Rows are weighted by class: c0 × 1, c1 × 4." in data.report.lines()
     merged = prepare(parse_text(table(0)), PrepOptions(target="class", merge_duplicates=True,
                                                        class_weight="balanced"))
     assert merged.row_counts.sum() == 30 and merged.w.sum() == pytest.approx(30)

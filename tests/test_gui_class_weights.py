@@ -33,6 +33,10 @@ def test_weights_reach_the_rows_and_the_run(qtbot):
                                                        win.dataset.w)
     assert (weighted.tree.predict(win.dataset.X) == declined).sum() > \
         (plain.tree.predict(win.dataset.X) == declined).sum()
+    summary = win.results.summary_label.text()
+    assert "Weighted training accuracy" in summary and "declined=3" in summary
+    assert "Rows are weighted by class: approved × 1, declined × 3." in \
+        win.data_panel.notes_text()
     assert win.data_settings()["class_weight"] == "declined=3"
     assert win._options_from_settings(win.data_settings()).class_weight == "declined=3"
 

@@ -64,6 +64,7 @@ class PrepReport:
     # fine), and one-sentence warnings for the command line's stderr.
     target_doubt: str = ""
     warnings: list[str] = field(default_factory=list)
+    class_weights: str = ""   # e.g. "approved × 1, declined × 3", if weighted
     # What reading the file changed (renamed columns, rewritten numbers): `RawTable.notes`.
     reading: list[str] = field(default_factory=list)
 
@@ -86,6 +87,8 @@ class PrepReport:
         if self.inconsistent_dropped:
             out.append(f"{self.inconsistent_dropped} rows contradicting identical rows "
                        "of another class were dropped.")
+        if self.class_weights:
+            out.append(f"Rows are weighted by class: {self.class_weights}.")
         return out
 
 
@@ -199,6 +202,9 @@ def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
         data.class_weights = class_factors(options.class_weight, data.y, data.class_names,
                                            data.w)
         data.counts, data.w = data.w, data.w * data.class_weights[data.y]
+        shown = [f"{name} × {factor:.4g}"
+                 for name, factor in zip(data.class_names, data.class_weights)]
+        data.report.class_weights = ", ".join(shown[:20]) + (", ..." if len(shown) > 20 else "")
     return data
 
 
