@@ -25,8 +25,9 @@ from engine.experiments import load_spec, make_backend, run_sweep
 from engine.experiments.progress import ProgressBar, StageLine, clock
 from engine.export import model_rules, write_export, write_predictions
 from engine.export.files import check_output
-from engine.metrics import accuracy, class_scores, confusion_matrix
+from engine.metrics import class_scores
 from engine.model import load_model
+from engine.prediction import predict_table
 from engine.solvers import default_solver_name, get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
@@ -255,32 +256,25 @@ def _finish(args, algorithm: str, params: dict, data, options, result,
 def predict(args) -> dict:
     if args.out:
         check_output(args.out)
-    tree = load_model(args.model)
+    model = load_model(args.model)
     raw = read_table(args.data, delimiter=_delimiter(args.delimiter), header=args.header)
-    frame = raw.frame
-    predicted = tree.predict_frame(frame)
-    names = [tree.class_names[i] for i in predicted]
-    summary = {"n_rows": len(frame), "predictions": names}
-    if tree.prep.target in frame.columns:
-        truth = tree.prep.labels(frame[tree.prep.target])
-        known = frame[tree.prep.target].notna().to_numpy()
-        y, p = truth[known], predicted[known]
-        summary["accuracy"] = accuracy(y, p)
-        seen = y >= 0
-        scores = class_scores(y[seen], p[seen], tree.class_names)
-        summary["balanced_accuracy"] = scores["balanced_accuracy"]
-        summary["per_class"] = scores["per_class"]
-        summary["confusion_matrix"] = confusion_matrix(
-            y[seen], p[seen], len(tree.class_names)).astype(int).tolist()
-        summary["class_names"] = tree.class_names
+    result = predict_table(model, raw.frame)
+    names = result.names
+    summary = {"n_rows": len(names), "predictions": names}
+    if result.truth is not None:
+        summary["accuracy"] = result.accuracy
+        summary["balanced_accuracy"] = result.scores["balanced_accuracy"]
+        summary["per_class"] = result.scores["per_class"]
+        summary["confusion_matrix"] = result.confusion.astype(int).tolist()
+        summary["class_names"] = result.class_names
     if args.out:
-        write_predictions(args.out, names, tree.prep.target)
+        write_predictions(args.out, names, result.target)
         summary["outputs"] = {"out": args.out}
     if not args.json:
         if args.out is None:
             print("\n".join(names))
-        if "accuracy" in summary:
-            print(f"accuracy {summary['accuracy']:.4f} on {int(known.sum())} rows",
+        if result.accuracy is not None:
+            print(f"accuracy {result.accuracy:.4f} on {result.n_scored} rows",
                   file=sys.stderr if args.out is None else sys.stdout)
     return summary
 

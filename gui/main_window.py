@@ -59,6 +59,7 @@ from gui.export_dialog import ExportDialog
 from gui.image_export import FORMATS as IMAGE_FORMATS
 from gui.image_export import save_tree_image
 from gui.models import is_model, size_text
+from gui.predict_dialog import PredictDialog
 from gui.progress_chart import ProgressChart
 from gui.results_panel import ResultsPanel
 from gui.runs import RunRecord, run_task, status_text
@@ -265,6 +266,8 @@ class MainWindow(QMainWindow):
                                       QKeySequence.ZoomOut)
         self.run_action = action("&Run", self.run, "Ctrl+R")
         self.stop_action = action("&Stop", self.stop, "Esc")
+        self.predict_action = action("&Predict a file…", self.predict_dialog,
+                                     tip="Predict the rows of another CSV with this model")
         self.about_action = action("&About Orchard", self._about)
 
     def _build_menus(self) -> None:
@@ -296,6 +299,8 @@ class MainWindow(QMainWindow):
         run_menu = bar.addMenu("&Run")
         run_menu.addAction(self.run_action)
         run_menu.addAction(self.stop_action)
+        run_menu.addSeparator()
+        run_menu.addAction(self.predict_action)
         bar.addMenu("&Help").addAction(self.about_action)
 
     def _build_central(self) -> None:
@@ -457,6 +462,7 @@ class MainWindow(QMainWindow):
         self.recent_menu.setEnabled(not busy)
         self.sample_menu.setEnabled(not busy and bool(sample_files()))
         self.algo_panel.setEnabled(not self.running)
+        self.predict_action.setEnabled(self.tree is not None and not self.running)
         self.evaluation_box.setEnabled(not self.running)
         # While an option change is being prepared, Run is taken and starts once the
         # data is ready (a depth change re-prepares guided thresholds).
@@ -548,6 +554,17 @@ class MainWindow(QMainWindow):
             self.figures.set_warmup(f"solvers ready ({report.total:.1f} s)")
         settle_heap()
         self.warmed_up.emit(report)
+
+    def predict_dialog(self) -> PredictDialog | None:
+        """Open "Predict a file" for the model on screen (None if there is none)."""
+        if self.tree is None:
+            return None
+        run = self.current_run
+        dialog = PredictDialog(self.tree, f"run #{run.number}, {run.title}" if run
+                               else "the current model", self)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
 
     # ============================================================ loading data
     def open_file_dialog(self) -> None:

@@ -1,0 +1,57 @@
+"""Predictions of a saved or current model on a new table, and how good they are.
+
+One function for `orchard predict` and the window's "Predict a file": the model's
+own preprocessing turns the raw cells into features (fills, thresholds, one-hot
+values), and when the table has the model's class column its rows are scored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from engine.metrics import class_scores, confusion_matrix
+
+
+@dataclass
+class Predictions:
+    """What a model says about each row, and, if the true class is known, how right."""
+
+    class_names: list[str]
+    target: str
+    predicted: np.ndarray                 # class index per row
+    truth: np.ndarray | None = None       # class index per row; -1: missing or unknown
+    known: np.ndarray | None = None       # the rows whose class is given
+    accuracy: float | None = None         # over rows with a known class
+    scores: dict | None = None            # class_scores over rows with a known class
+    confusion: np.ndarray | None = None   # rows: true class, columns: predicted
+
+    @property
+    def names(self) -> list[str]:
+        return [self.class_names[k] for k in self.predicted]
+
+    @property
+    def n_scored(self) -> int:
+        """Rows whose class is given (a class the model never saw counts as wrong)."""
+        return 0 if self.known is None else int(self.known.sum())
+
+
+def predict_table(model, frame: pd.DataFrame) -> Predictions:
+    """Predict every row of `frame` (raw cells, as read) with a Tree or Diagram."""
+    predicted = model.predict_frame(frame)
+    result = Predictions(list(model.class_names), model.prep.target, predicted)
+    if model.prep.target in frame.columns:
+        truth = model.prep.labels(frame[model.prep.target])
+        known = frame[model.prep.target].notna().to_numpy()
+        truth = np.where(known, truth, -1)
+        result.truth, result.known = truth, known
+        # a missing class is not scored; a class the model never saw is always wrong
+        result.accuracy = float((truth[known] == predicted[known]).mean()) if known.any() \
+            else None
+        seen = truth >= 0
+        result.scores = class_scores(truth[seen], predicted[seen], result.class_names)
+        result.confusion = confusion_matrix(truth[seen], predicted[seen],
+                                            len(result.class_names))
+    return result

@@ -1,0 +1,212 @@
+"""Predict a file with the model on screen: what `orchard predict` does, in a window.
+
+A thin view over `engine.prediction.predict_table`: the file is read and predicted in
+a worker (progress, Stop), the rows are listed with their prediction (and, when the
+file has the model's class column, the true class and whether it is right), with
+accuracy, balanced accuracy and the confusion matrix, and the predictions are saved
+as the same CSV as `orchard predict --out`.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+)
+
+from engine.data.csv_reader import read_table
+from engine.export import write_predictions
+from engine.prediction import Predictions, predict_table
+from engine.solvers.monitor import Monitor
+from gui.confusion_view import ConfusionView
+from gui.data_tasks import StageRelay
+from gui.worker import Worker
+
+
+def read_and_predict(path: str, model, monitor: Monitor) -> Predictions:
+    """Read `path` (stoppable) and predict its rows with `model`."""
+    raw = read_table(path, progress=monitor.checkpoint)
+    monitor.checkpoint(f"predicting {len(raw.frame):,} rows", None)
+    return predict_table(model, raw.frame)
+
+
+_ROOT = QModelIndex()  # the invisible root: a flat table has no children
+
+
+class PredictionsModel(QAbstractTableModel):
+    """Row, prediction and, when known, true class and correctness; computed per
+    visible cell, so two million rows cost nothing until scrolled to."""
+
+    def __init__(self, predictions: Predictions, parent=None):
+        super().__init__(parent)
+        self.p = predictions
+        self.headers = ["Row", "Prediction"] + (["True class", "Correct"]
+                                                if predictions.truth is not None else [])
+
+    def rowCount(self, parent=_ROOT) -> int:
+        return 0 if parent.isValid() else len(self.p.predicted)
+
+    def columnCount(self, parent=_ROOT) -> int:
+        return 0 if parent.isValid() else len(self.headers)
+
+    def headerData(self, section, orientation, role=Qt.DisplayRole):
+        if role == Qt.DisplayRole and orientation == Qt.Horizontal:
+            return self.headers[section]
+        return None
+
+    def data(self, index, role=Qt.DisplayRole):
+        if role != Qt.DisplayRole or not index.isValid():
+            return None
+        row, column = index.row(), index.column()
+        names = self.p.class_names
+        if column == 0:
+            return row + 1
+        if column == 1:
+            return names[self.p.predicted[row]]
+        if not self.p.known[row]:
+            return "—"
+        truth = self.p.truth[row]
+        if column == 2:
+            return names[truth] if truth >= 0 else "(a class the model never saw)"
+        return "yes" if truth == self.p.predicted[row] else "no"
+
+
+class PredictDialog(QDialog):
+    """Open a CSV, predict it with `model` (named `source`, e.g. "run #3"), save."""
+
+    finished_reading = Signal()   # a file was predicted, or could not be
+
+    def __init__(self, model, source: str, parent=None):
+        super().__init__(parent)
+        self.model, self.predictions, self._worker = model, None, None
+        self.setWindowTitle(f"Predict a file — {source}")
+        self.resize(720, 560)
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel(f"Model: {html.escape(source)}, class column "
+                                f"'{html.escape(model.prep.target)}'", self))
+        buttons = QHBoxLayout()
+        self.open_button = QPushButton("Open CSV…", self)
+        self.open_button.clicked.connect(self._choose_file)
+        self.stop_button = QPushButton("Stop", self)
+        self.stop_button.clicked.connect(self.stop)
+        self.save_button = QPushButton("Save predictions as CSV…", self)
+        self.save_button.clicked.connect(self._choose_output)
+        for button in (self.open_button, self.stop_button, self.save_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+        self.progress = QProgressBar(self)
+        self.progress.hide()
+        layout.addWidget(self.progress)
+        self.summary = QLabel("Open a CSV file with the same columns as the training data.",
+                              self)
+        self.summary.setWordWrap(True)
+        layout.addWidget(self.summary)
+        self.table = QTableView(self)
+        self.table.verticalHeader().hide()
+        layout.addWidget(self.table, 3)
+        self.confusion = ConfusionView(self)
+        layout.addWidget(self.confusion, 2)
+        self._set_busy(False)
+
+    # -------------------------------------------------------------- reading
+    def _choose_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Predict a data file", "",
+                                              "Data files (*.csv *.tsv *.txt);;All files (*)")
+        if path:
+            self.open_path(path)
+
+    def open_path(self, path: str | Path) -> None:
+        self.stop()
+        monitor = Monitor()
+        worker = Worker(read_and_predict, str(path), self.model, name="orchard-predict",
+                        report_arg=None, monitor=monitor, on_cancel=monitor.cancel)
+        monitor.on_progress = StageRelay(worker.report)
+        worker.partial.connect(self._progress)
+        worker.finished.connect(self._finished)
+        worker.errored.connect(self._failed)
+        worker.cancelled.connect(lambda: self._failed("Stopped: no predictions."))
+        self._worker, self._path = worker, Path(path)
+        self.summary.setText(f"Reading {html.escape(Path(path).name)}…")
+        self._set_busy(True)
+        worker.start()
+
+    def stop(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+
+    def _progress(self, payload) -> None:
+        if self.sender() is self._worker and payload[0] == "stage":
+            _, text, fraction = payload
+            self.summary.setText(html.escape(str(text)))
+            self.progress.setRange(0, 0 if fraction is None else 1000)
+            if fraction is not None:
+                self.progress.setValue(round(1000 * fraction))
+
+    def _finished(self, predictions: Predictions) -> None:
+        if self.sender() is not self._worker:
+            return
+        self._worker, self.predictions = None, predictions
+        self._set_busy(False)
+        self.table.setModel(PredictionsModel(predictions, self.table))
+        name = html.escape(self._path.name)
+        if predictions.truth is None:
+            self.summary.setText(f"{len(predictions.predicted):,} rows of {name} predicted "
+                                 "(the file has no class column, so nothing is scored).")
+            self.confusion.show_matrix(None, [])
+            self.finished_reading.emit()
+            return
+        scores = predictions.scores
+        self.summary.setText(
+            f"{len(predictions.predicted):,} rows of {name} predicted; on the "
+            f"{predictions.n_scored:,} with a class: accuracy "
+            f"{100 * predictions.accuracy:.1f}%, balanced accuracy "
+            f"{100 * scores['balanced_accuracy']:.1f}%.")
+        self.confusion.show_matrix(predictions.confusion, predictions.class_names)
+        self.finished_reading.emit()
+
+    def _failed(self, message: str) -> None:
+        if self.sender() is not self._worker:
+            return
+        self._worker = None
+        self._set_busy(False)
+        self.summary.setText(html.escape(message))
+        self.finished_reading.emit()
+
+    def _set_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+        self.open_button.setEnabled(not busy)
+        self.stop_button.setEnabled(busy)
+        self.save_button.setEnabled(not busy and self.predictions is not None)
+
+    # --------------------------------------------------------------- saving
+    def _choose_output(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save predictions", "predictions.csv",
+                                              "CSV (*.csv)")
+        if path:
+            self.save(path)
+
+    def save(self, path: str | Path) -> None:
+        """The predictions CSV of `orchard predict --out`."""
+        try:
+            write_predictions(path, self.predictions.names, self.predictions.target)
+        except OSError as error:
+            self.summary.setText(html.escape(f"Could not save {path}: {error.strerror}."))
+            return
+        self.summary.setText(self.summary.text() + f" Saved to {html.escape(str(path))}.")
+
+    def done(self, result: int) -> None:
+        self.stop()
+        if self._worker is not None:
+            self._worker.wait()
+        super().done(result)
