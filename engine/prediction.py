@@ -55,3 +55,13 @@ def predict_table(model, frame: pd.DataFrame) -> Predictions:
         result.confusion = confusion_matrix(truth[seen], predicted[seen],
                                             len(result.class_names))
     return result
+
+
+def node_rows(tree, frame: pd.DataFrame, node: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of `frame` with a known class that pass through `node` of `tree` (their
+    indices), and how many of them each class has."""
+    X = tree.prep.transform(frame)
+    truth = np.where(frame[tree.prep.target].notna().to_numpy(),
+                     tree.prep.labels(frame[tree.prep.target]), -1)
+    rows = np.flatnonzero(tree.reaches(X, node) & (truth >= 0))
+    return rows, np.bincount(truth[rows], minlength=len(tree.class_names))

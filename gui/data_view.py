@@ -12,8 +12,11 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
+    QPushButton,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -38,6 +41,24 @@ class DataView(QWidget):
         self.info_label.setWordWrap(True)
         self.info_label.setTextFormat(Qt.RichText)
         layout.addWidget(self.info_label)
+        # A tree node's rows: what the preview shows after a click on the node.
+        self.node_bar = QWidget(self)
+        bar = QHBoxLayout(self.node_bar)
+        bar.setContentsMargins(0, 0, 0, 0)
+        self.node_label = QLabel(self.node_bar)
+        self.node_label.setWordWrap(True)
+        self.node_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.copy_rule_button = QPushButton("Copy rule", self.node_bar)
+        self.copy_rule_button.clicked.connect(
+            lambda: QApplication.clipboard().setText(self.node_rule))
+        self.all_rows_button = QPushButton("Show all rows", self.node_bar)
+        self.all_rows_button.clicked.connect(lambda: self.show_node_rows(None))
+        bar.addWidget(self.node_label, 1)
+        bar.addWidget(self.copy_rule_button)
+        bar.addWidget(self.all_rows_button)
+        self.node_bar.hide()
+        self.node_rule = ""
+        layout.addWidget(self.node_bar)
 
         splitter = QSplitter(Qt.Horizontal, self)
         self.columns_view = QTableView(splitter)
@@ -76,6 +97,7 @@ class DataView(QWidget):
         old = self.preview
         self.preview_view.setModel(model)
         self.preview = model
+        self.node_bar.hide()
         if old is not None:
             old.deleteLater()
         frame = raw.frame
@@ -88,6 +110,16 @@ class DataView(QWidget):
         self.info_label.setText(f"<b>{html.escape(name)}</b> — {len(frame):,} rows × "
                                 f"{len(frame.columns)} columns · {', '.join(extras)}")
         fit_columns(self.columns_view, 200, 60, 260)   # the preview's once roles are set
+
+    def show_node_rows(self, rows, text: str = "", rule: str = "") -> None:
+        """Show only a node's rows (indices into the table) with `text` about them and
+        its `rule` to copy, or every row again (None)."""
+        if self.preview is None:
+            return
+        self.preview.show_rows(rows)
+        self.node_rule = rule
+        self.node_label.setText(text)
+        self.node_bar.setVisible(rows is not None)
 
     def fit_preview_columns(self) -> None:
         if self.preview is not None:

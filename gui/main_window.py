@@ -43,6 +43,8 @@ from PySide6.QtWidgets import (
 from engine.data.columns import ColumnKind
 from engine.data.dataset import PrepOptions
 from engine.evaluation import CrossValidation
+from engine.model.tree import Tree
+from engine.prediction import node_rows
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
@@ -194,6 +196,7 @@ class MainWindow(QMainWindow):
         self.last_error: str | None = None
         self.warmup_report = None
         self._load_worker: Worker | None = None
+        self._node_worker: Worker | None = None   # finding a clicked node's rows
         self._prep_worker: Worker | None = None
         self._run_worker: Worker | None = None
         self._warmup_worker: Worker | None = None
@@ -411,6 +414,7 @@ class MainWindow(QMainWindow):
         layout.addLayout(top)
         self.view = TreeView(area)
         self.view.path_hovered.connect(self._path_hovered)
+        self.view.node_clicked.connect(self._show_node)
         frame = QFrame(area)
         frame.setFrameShape(QFrame.StyledPanel)
         frame_layout = QVBoxLayout(frame)
@@ -554,6 +558,32 @@ class MainWindow(QMainWindow):
             self.figures.set_warmup(f"solvers ready ({report.total:.1f} s)")
         settle_heap()
         self.warmed_up.emit(report)
+
+    def _show_node(self, node: int) -> None:
+        """A click on a tree node: its rows in the data table, with its rule, class
+        counts and error (found in a worker: two million rows take a moment)."""
+        tree, scene = self.tree, self.view.tree_scene()
+        if not isinstance(tree, Tree) or self.raw is None or scene is None \
+                or tree.prep.target not in self.raw.frame.columns:
+            return
+        rule = " and ".join(scene.path_conditions(node)) or "every row"
+        worker = Worker(node_rows, tree, self.raw.frame, node, name="orchard-node")
+        worker.finished.connect(lambda found: self._node_found(tree, node, rule, *found))
+        worker.errored.connect(self.show_error)
+        self._node_worker = worker
+        worker.start()
+
+    def _node_found(self, tree: Tree, node: int, rule: str, rows, counts) -> None:
+        if tree is not self.tree or self._closing:
+            return   # another tree is on screen now
+        names = tree.class_names
+        shown = ", ".join(f"{count:,} {names[k]}" for k, count in enumerate(counts) if count)
+        label = names[tree.label[node]]
+        errors = int(counts.sum() - counts[tree.label[node]])
+        self.data_view.show_node_rows(
+            rows, html.escape(f"Node {node}: {rule} — {len(rows):,} rows ({shown or 'none'}); "
+                              f"predicts {label}, {errors:,} of them misclassified."), rule)
+        self.tabs.setCurrentIndex(TAB_DATA)
 
     def predict_dialog(self) -> PredictDialog | None:
         """Open "Predict a file" for the model on screen (None if there is none)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
@@ -48,6 +49,7 @@ class PreviewModel(QAbstractTableModel):
         self._names = [str(c) for c in frame.columns]
         self._cells = [frame[c].to_numpy(dtype=object) for c in frame.columns]
         self._rows = len(frame)
+        self._shown: np.ndarray | None = None   # the rows on display, if not all
         self._infos = list(infos)
         self._roles = ["" for _ in self._names]   # "target", "ignored" or a kind word
         self._target = None
@@ -63,17 +65,29 @@ class PreviewModel(QAbstractTableModel):
         self._roles = [("target" if n == target else roles.get(n, "").replace(" (auto)", ""))
                        for n in self._names]
         self.headerDataChanged.emit(Qt.Horizontal, 0, max(len(self._names) - 1, 0))
-        if self._rows and self._names:
+        if self.rowCount() and self._names:
             self.dataChanged.emit(self.index(0, 0),
-                                  self.index(self._rows - 1, len(self._names) - 1),
+                                  self.index(self.rowCount() - 1, len(self._names) - 1),
                                   [Qt.ForegroundRole, Qt.FontRole, Qt.BackgroundRole])
 
     def column_name(self, column: int) -> str:
         return self._names[column]
 
+    def show_rows(self, rows: np.ndarray | None) -> None:
+        """Show only these rows (indices into the table, in order), or all (None);
+        row headers keep the file's row numbers."""
+        self.beginResetModel()
+        self._shown = None if rows is None else np.asarray(rows, dtype=np.int64)
+        self.endResetModel()
+
+    def _row(self, row: int) -> int:
+        return row if self._shown is None else int(self._shown[row])
+
     # ------------------------------------------------------------------ model
     def rowCount(self, parent=_ROOT) -> int:
-        return 0 if parent.isValid() else self._rows
+        if parent.isValid():
+            return 0
+        return self._rows if self._shown is None else len(self._shown)
 
     def columnCount(self, parent=_ROOT) -> int:
         return 0 if parent.isValid() else len(self._names)
@@ -83,10 +97,10 @@ class PreviewModel(QAbstractTableModel):
             return None
         column = index.column()
         if role == Qt.DisplayRole:
-            value = self._cells[column][index.row()]
+            value = self._cells[column][self._row(index.row())]
             return MISSING_TEXT if _missing(value) else str(value)
         if role == Qt.ForegroundRole:
-            value = self._cells[column][index.row()]
+            value = self._cells[column][self._row(index.row())]
             if _missing(value) or self._names[column] in self._ignored:
                 return GREY
             return None
@@ -103,7 +117,7 @@ class PreviewModel(QAbstractTableModel):
     def headerData(self, section: int, orientation, role=Qt.DisplayRole):
         if orientation == Qt.Vertical:
             if role == Qt.DisplayRole:
-                return str(section + 1)
+                return str(self._row(section) + 1)
             return None
         if section >= len(self._names):
             return None

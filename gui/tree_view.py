@@ -18,7 +18,7 @@ from PySide6.QtGui import QColor, QFont, QPainter, QTransform
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
 
 from gui.models import scene_for
-from gui.tree_scene import TEXT_LOD, ModelScene
+from gui.tree_scene import TEXT_LOD, ModelScene, NodeItem
 
 MAX_SCALE = 4.0
 MAX_FIT_SCALE = 1.25    # small trees are not blown up beyond this
@@ -33,6 +33,7 @@ class TreeView(QGraphicsView):
     zoom_changed = Signal(float)
     tree_shown = Signal(object)      # the tree now on screen
     path_hovered = Signal(str)       # conditions leading to the hovered node ("" when none)
+    node_clicked = Signal(int)       # a tree node clicked (not dragged)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -46,6 +47,7 @@ class TreeView(QGraphicsView):
         self.setFrameShape(QGraphicsView.NoFrame)
         self._auto_fit = True
         self._dragging = False
+        self._moved = False          # the mouse moved while pressed: a drag, not a click
         self.tree = None
         self._building: ModelScene | None = None  # scene being built in slices
         self._next_tree = None                    # newest tree waiting for its turn
@@ -190,16 +192,25 @@ class TreeView(QGraphicsView):
 
     def mousePressEvent(self, event) -> None:
         self._dragging = event.button() == Qt.LeftButton
+        self._moved = False
         super().mousePressEvent(event)
 
     def mouseMoveEvent(self, event) -> None:
         if self._dragging:
             self._auto_fit = False  # the user has taken over the position
+            self._moved = True
         super().mouseMoveEvent(event)
 
     def mouseReleaseEvent(self, event) -> None:
+        clicked = self._dragging and not self._moved
         self._dragging = False
         super().mouseReleaseEvent(event)
+        if clicked:
+            item = self.itemAt(event.position().toPoint())
+            while item is not None and not isinstance(item, NodeItem):
+                item = item.parentItem()
+            if item is not None:
+                self.node_clicked.emit(item.node)
 
     def mouseDoubleClickEvent(self, event) -> None:
         """Zoomed out: zoom in to read the clicked part; otherwise fit the whole tree."""

@@ -116,6 +116,19 @@ class Tree:
             active = active[self.feature[node[active]] >= 0]
         return node
 
+    def reaches(self, X: np.ndarray, node: int) -> np.ndarray:
+        """Which rows of the feature matrix X pass through `node` (its rows)."""
+        at = np.zeros(len(X), dtype=np.int64)
+        hit = at == node
+        active = np.flatnonzero((self.feature[at] >= 0) & ~hit)
+        while active.size:
+            current = at[active]
+            go_left = X[active, self.feature[current]] <= self.threshold[current]
+            at[active] = np.where(go_left, self.left[current], self.right[current])
+            hit[active] = at[active] == node
+            active = active[(self.feature[at[active]] >= 0) & ~hit[active]]
+        return hit
+
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Class index predicted for each row of the feature matrix X."""
         return self.label[self.apply(X)].astype(np.int64)
