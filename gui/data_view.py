@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -32,6 +32,8 @@ ROW_HEIGHT = 22
 
 
 class DataView(QWidget):
+    row_chosen = Signal(int)   # a row of the table chosen in the preview (file order)
+
     def __init__(self, columns: ColumnsModel, parent=None):
         super().__init__(parent)
         layout = QVBoxLayout(self)
@@ -98,6 +100,9 @@ class DataView(QWidget):
         self.preview_view.setModel(model)
         self.preview = model
         self.node_bar.hide()
+        self.preview_view.selectionModel().currentRowChanged.connect(
+            lambda current, _: current.isValid() and self.row_chosen.emit(
+                model.file_row(current.row())))
         if old is not None:
             old.deleteLater()
         frame = raw.frame

@@ -311,6 +311,7 @@ class MainWindow(QMainWindow):
         splitter.addWidget(self._build_panel())
         self.tabs = QTabWidget(self)
         self.data_view = DataView(self.columns, self)
+        self.data_view.row_chosen.connect(self._show_row)
         self.tabs.addTab(self.data_view, "Data")
         self.tabs.addTab(self._build_tree_tab(), "Tree")
         self.results = ResultsPanel(self)
@@ -572,6 +573,24 @@ class MainWindow(QMainWindow):
         worker.errored.connect(self.show_error)
         self._node_worker = worker
         worker.start()
+
+    def _show_row(self, row: int) -> None:
+        """A row chosen in the data table: its path lit in the tree, its prediction said."""
+        tree, scene = self.tree, self.view.tree_scene()
+        if not isinstance(tree, Tree) or self.raw is None or scene is None:
+            return
+        frame = self.raw.frame.iloc[[row]]
+        try:
+            leaf = int(tree.apply(tree.prep.transform(frame))[0])
+        except Exception as error:  # noqa: BLE001 - a table the tree was not trained on
+            self.set_status(f"Row {row + 1} cannot go through this tree: {error_message(error)}")
+            return
+        scene.hover_node(leaf)
+        text = f"Row {row + 1}: predicted {tree.class_names[tree.label[leaf]]}"
+        if tree.prep.target in frame.columns and frame[tree.prep.target].notna().all():
+            text += f" (true class {frame[tree.prep.target].iloc[0]})"
+        path = " and ".join(scene.path_conditions(leaf))
+        self.set_status(text + (f", because {path}." if path else "."))
 
     def _node_found(self, tree: Tree, node: int, rule: str, rows, counts) -> None:
         if tree is not self.tree or self._closing:

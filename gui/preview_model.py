@@ -80,7 +80,8 @@ class PreviewModel(QAbstractTableModel):
         self._shown = None if rows is None else np.asarray(rows, dtype=np.int64)
         self.endResetModel()
 
-    def _row(self, row: int) -> int:
+    def file_row(self, row: int) -> int:
+        """The table row (in the file's order) shown at `row`."""
         return row if self._shown is None else int(self._shown[row])
 
     # ------------------------------------------------------------------ model
@@ -97,10 +98,10 @@ class PreviewModel(QAbstractTableModel):
             return None
         column = index.column()
         if role == Qt.DisplayRole:
-            value = self._cells[column][self._row(index.row())]
+            value = self._cells[column][self.file_row(index.row())]
             return MISSING_TEXT if _missing(value) else str(value)
         if role == Qt.ForegroundRole:
-            value = self._cells[column][self._row(index.row())]
+            value = self._cells[column][self.file_row(index.row())]
             if _missing(value) or self._names[column] in self._ignored:
                 return GREY
             return None
@@ -117,7 +118,7 @@ class PreviewModel(QAbstractTableModel):
     def headerData(self, section: int, orientation, role=Qt.DisplayRole):
         if orientation == Qt.Vertical:
             if role == Qt.DisplayRole:
-                return str(self._row(section) + 1)
+                return str(self.file_row(section) + 1)
             return None
         if section >= len(self._names):
             return None
