@@ -46,7 +46,8 @@ def _text(render: Callable[[Tree], str]) -> Callable[[Tree, Path], None]:
 
 def _rules(tree: Tree) -> str:
     """The tree as nested if/else text, then as a list of rules by support."""
-    return nested_rules(tree) + "\n" + rule_list_text(tree)
+    note = f"# {tree.edit_note}\n" if tree.edits else ""
+    return note + nested_rules(tree) + "\n" + rule_list_text(tree)
 
 
 # Export kind -> writer(tree, path); each writes one complete file at `path`.

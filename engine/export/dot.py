@@ -46,6 +46,8 @@ def to_dot(tree: Tree) -> str:
              '  node [shape=box, style="rounded,filled", fillcolor=white, '
              'fontname="Helvetica"];',
              '  edge [fontname="Helvetica", fontsize=10];']
+    if tree.edits:
+        lines.insert(1, f"  // {tree.edit_note}")
     edges = []
     for node in range(tree.n_nodes):
         if tree.is_leaf(node):

@@ -118,6 +118,7 @@ def to_python(tree: Tree, function_name: str = "predict") -> str:
         f"  {c.name!r}: {'number' if c.numeric else 'text'}, "
         f"{_literal(c.fill)} when missing" for c in columns) or "  (none)"
     doc = (f"Decision tree exported from Orchard: {function_name}(row) -> class name.\n\n"
+           + (f"{tree.edit_note}\n\n" if tree.edits else "") +
            f"Classes: {', '.join(repr(name) for name in tree.class_names)}\n"
            f"Target column: {tree.prep.target!r}\n"
            f"Columns used (kind, value assumed for a missing cell):\n{listing}\n\n"

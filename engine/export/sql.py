@@ -104,4 +104,5 @@ def to_sql(tree: Tree) -> str:
                 + ["ELSE"] + [INDENT + line for line in if_false] + ["END"])
 
     body = fold(tree, lambda node: [string(leaf_summary(tree, node).class_name)], branch)
-    return HEADER + "\n".join(body) + "\n"
+    note = f"-- {tree.edit_note}\n" if tree.edits else ""
+    return HEADER + note + "\n".join(body) + "\n"

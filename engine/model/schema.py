@@ -85,6 +85,7 @@ def validate(d, source: str = "The model document") -> None:
         nodes = _get(d, "nodes", dict)
         if d["format"] == tree.FORMAT:
             _tree(nodes, n_features, n_classes)
+            _edits(d)
         else:
             _diagram(d, nodes, n_features, n_classes)
     except _Problem as problem:
@@ -190,6 +191,13 @@ def _tree(nodes: dict, n_features: int, n_classes: int) -> None:
             if child < k:
                 raise _Problem(f"node {k}'s {side} child {child} comes before it (children "
                                "come after their parent)")
+
+
+def _edits(d: dict) -> None:
+    """A tree edited by hand lists its edits as text (optional)."""
+    edits = d.get("edits", [])
+    if not isinstance(edits, list) or not all(isinstance(e, str) for e in edits):
+        raise _Problem("'edits' is not a list of texts")
 
 
 # ------------------------------------------------------------------ diagrams

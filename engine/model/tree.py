@@ -6,7 +6,8 @@ their right branch is where the feature's test holds.  `value` holds the trainin
 weight of each class at every node (for display and rule confidence) and `label`
 the class a node predicts, so empty leaves still predict something sensible.
 The tree keeps the `Preprocessing` it was trained through, which lets it predict on
-raw tables and be saved and reloaded as one JSON document.
+raw tables and be saved and reloaded as one JSON document.  A tree edited by hand
+lists its edits (`edits`), which its JSON and exports repeat (`edit_note`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Tree:
     value: np.ndarray      # float64[m, n_classes]
     label: np.ndarray      # int32[m]
     prep: Preprocessing
+    edits: tuple[str, ...] = ()   # what was changed by hand, in order (engine.editing)
 
     @classmethod
     def from_arrays(cls, feature, threshold, left, right, value,
@@ -88,6 +90,13 @@ class Tree:
                 if child >= 0:
                     depth[child] = depth[node] + 1
         return int(depth.max())
+
+    @property
+    def edit_note(self) -> str:
+        """"Edited by hand: ..." on one line (exports put it in a comment, so no line
+        break from a loaded file may end that comment), or "" for a solver's tree."""
+        text = " ".join("; ".join(self.edits).split())
+        return f"Edited by hand: {text}." if self.edits else ""
 
     def condition(self, node: int, holds: bool = True) -> str:
         """Readable test of an internal node; `holds` is the branch where it is true.
@@ -144,6 +153,7 @@ class Tree:
 
     # ---------------------------------------------------------- persistence
     def to_dict(self) -> dict:
+        edits = {"edits": list(self.edits)} if self.edits else {}
         return {
             "format": FORMAT,
             "version": FORMAT_VERSION,
@@ -156,6 +166,7 @@ class Tree:
                 "value": self.value.tolist(),
                 "label": self.label.tolist(),
             },
+            **edits,
         }
 
     @classmethod
@@ -171,7 +182,8 @@ class Tree:
                    np.array(n["left"], dtype=np.int32),
                    np.array(n["right"], dtype=np.int32),
                    np.array(n["value"], dtype=np.float64).reshape(len(n["feature"]), -1),
-                   np.array(n["label"], dtype=np.int32), prep)
+                   np.array(n["label"], dtype=np.int32), prep,
+                   tuple(d.get("edits", ())))
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1))

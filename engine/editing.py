@@ -1,0 +1,237 @@
+"""Editing a tree by hand: collapse a subtree into a leaf, or re-solve it optimally.
+
+The "interactive tree" of SAS and JMP, with optimal subtrees.  Every edit returns a
+new `Tree` and leaves its input alone, so the window's undo is simply the previous
+tree.  An edited tree carries what was done to it (`Tree.edits`), which its JSON and
+every export repeat, so nobody mistakes it for a solver's optimum.
+
+Pruning needs no data: `Tree.value` holds the training weight of each class at every
+node, so a collapsed node's error is its weight minus its majority's.  Re-solving
+needs the training rows in the tree's own features (`training_matrix`), then trains
+an exact solver on the rows that reach the node with the depth left under it, and
+keeps the old subtree unless the new one has a smaller error: an edit by re-solving
+never makes the tree worse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from engine.data.dataset import Dataset
+from engine.data.features import LE, NUM
+from engine.errors import DataError, ParameterError
+from engine.model.tree import Tree
+from engine.solvers.monitor import Monitor
+from engine.solvers.protocol import Result
+from engine.training import train
+
+# Errors are sums of float weights: smaller means smaller by more than rounding.
+TOLERANCE = 1e-9
+
+
+# ------------------------------------------------------------------ structure
+def subtree_nodes(tree: Tree, node: int) -> list[int]:
+    """`node` and every node under it, parents before children."""
+    out, stack = [], [node]
+    while stack:
+        k = stack.pop()
+        out.append(k)
+        if not tree.is_leaf(k):
+            stack += [int(tree.right[k]), int(tree.left[k])]
+    return out
+
+
+def node_depth(tree: Tree, node: int) -> int:
+    """How many tests lie between the root and `node`."""
+    depth = np.zeros(tree.n_nodes, dtype=np.int64)
+    for k in range(tree.n_nodes):   # parents come before children
+        if not tree.is_leaf(k):
+            depth[tree.left[k]] = depth[tree.right[k]] = depth[k] + 1
+    return int(depth[node])
+
+
+def _check_node(tree: Tree, node: int) -> None:
+    if not 0 <= node < tree.n_nodes:
+        raise ParameterError(f"The tree has no node {node} (it has {tree.n_nodes}).")
+
+
+def _rebuild(tree: Tree, node: int, sub: Tree | None, note: str) -> Tree:
+    """`tree` with the subtree under `node` replaced by `sub` (None: by a leaf)."""
+    arrays = {key: [] for key in ("feature", "threshold", "left", "right", "value",
+                                  "label")}
+
+    def add(source: Tree, k: int) -> int:
+        for key, values in arrays.items():
+            values.append(getattr(source, key)[k])
+        return len(arrays["feature"]) - 1
+
+    # (source tree, its node, where the new node's index goes: (parent, side) or None)
+    stack: list[tuple[Tree, int, tuple[int, str] | None]] = [(tree, 0, None)]
+    while stack:
+        source, k, slot = stack.pop()
+        if source is tree and k == node and sub is not None:
+            source, k = sub, 0
+        new = add(source, k)
+        if slot is not None:
+            arrays[slot[1]][slot[0]] = new
+        if source is tree and k == node and sub is None:   # collapsed: a leaf now
+            arrays["feature"][new], arrays["left"][new], arrays["right"][new] = -1, -1, -1
+            arrays["threshold"][new] = 0.0
+            continue
+        if not source.is_leaf(k):
+            stack.append((source, int(source.right[k]), (new, "right")))
+            stack.append((source, int(source.left[k]), (new, "left")))
+    return Tree(np.array(arrays["feature"], dtype=np.int32),
+                np.array(arrays["threshold"], dtype=np.float64),
+                np.array(arrays["left"], dtype=np.int32),
+                np.array(arrays["right"], dtype=np.int32),
+                np.array(arrays["value"], dtype=np.float64).reshape(
+                    len(arrays["feature"]), tree.value.shape[1]),
+                np.array(arrays["label"], dtype=np.int32), tree.prep,
+                tree.edits + (note,))
+
+
+def collapse(tree: Tree, node: int) -> Tree:
+    """`tree` with the subtree under `node` collapsed into one leaf, which predicts
+    the class the node already predicted (its majority)."""
+    _check_node(tree, node)
+    if tree.is_leaf(node):
+        raise ParameterError(f"Node {node} is already a leaf.")
+    return _rebuild(tree, node, None, f"collapsed node {node} into a leaf "
+                    f"({tree.class_names[tree.label[node]]})")
+
+
+# ------------------------------------------------------------------ figures
+def training_error(tree: Tree, node: int = 0) -> float:
+    """Misclassified training weight under `node` (the whole tree by default), from
+    the class weights the tree keeps at its leaves."""
+    leaves = [k for k in subtree_nodes(tree, node) if tree.is_leaf(k)]
+    value = tree.value[leaves]
+    return float(value.sum() - value[np.arange(len(leaves)), tree.label[leaves]].sum())
+
+
+def training_confusion(tree: Tree) -> np.ndarray:
+    """The training confusion matrix (rows: true class, columns: predicted), from the
+    class weights at the leaves."""
+    n = tree.value.shape[1]
+    matrix = np.zeros((n, n))
+    for k in np.flatnonzero(tree.feature < 0):
+        matrix[:, tree.label[k]] += tree.value[k]
+    return matrix
+
+
+# ------------------------------------------------------------------ re-solving
+def training_matrix(tree: Tree, data: Dataset) -> np.ndarray:
+    """`data`'s rows in `tree`'s features.
+
+    The data the window holds may be prepared differently from the tree's own
+    features (`auto` binarises continuous columns for Blossom, guided by greedy), so
+    each of the tree's features is found in `data` or computed from its numeric
+    column.  The tree's root weights must be `data`'s class totals: otherwise these
+    are not the rows it was trained on, and a re-solved subtree would mean nothing.
+    """
+    if tree.features == data.features:
+        X = data.X
+    else:
+        index = {f: j for j, f in enumerate(data.features)}
+        numeric = {f.column: j for j, f in enumerate(data.features) if f.op == NUM}
+        columns = []
+        for f in tree.features:
+            if f in index:
+                columns.append(data.X[:, index[f]])
+            elif f.op == LE and f.column in numeric:
+                columns.append(data.X[:, numeric[f.column]] <= f.value)
+            else:
+                raise DataError(f"The data as prepared now have no feature "
+                                f"'{f.condition()}' that this tree tests: prepare them "
+                                "as they were for this run to re-solve a subtree.")
+        binary = all(f.binary for f in tree.features)
+        X = np.column_stack(columns).astype(np.uint8 if binary else np.float64)
+    totals = np.bincount(data.y, weights=data.w, minlength=len(tree.class_names))
+    if len(data.class_names) != len(tree.class_names) or \
+            not np.allclose(totals, tree.value[0], rtol=1e-9, atol=1e-9):
+        raise DataError("The rows prepared now are not the rows this tree was trained "
+                        "on (their class totals differ): prepare the data as they were for "
+                        "this run to re-solve a subtree.")
+    return X
+
+
+def resolve_algorithm(tree: Tree) -> str:
+    """The exact solver for a subtree: Blossom on 0/1 features, ConTree on numbers."""
+    return "blossom" if all(f.binary for f in tree.features) else "contree"
+
+
+@dataclass
+class Resolved:
+    """What re-solving a subtree gave."""
+
+    tree: Tree            # the edited tree, or the same tree when nothing better came
+    node: int
+    depth: int            # the depth the subtree could use
+    rows: int             # training rows reaching the node
+    old_error: float      # the subtree's misclassified weight before
+    new_error: float      # and after (never more)
+    result: Result        # the solver's own result on the node's rows
+
+    @property
+    def improved(self) -> bool:
+        return self.new_error < self.old_error
+
+    def summary(self) -> str:
+        """One sentence saying what happened, for the status line and the history."""
+        if self.improved:
+            return (f"Re-solved node {self.node} ({self.rows:,} rows, depth {self.depth}): "
+                    f"its error went from {self.old_error:g} to {self.new_error:g}.")
+        proof = "is optimal" if self.result.optimal else "was not beaten within the time"
+        return (f"Node {self.node}'s subtree ({self.rows:,} rows, depth {self.depth}) "
+                f"{proof}: the tree is unchanged (error {self.old_error:g}).")
+
+
+def remaining_depth(tree: Tree, node: int, depth_limit: int | None) -> int:
+    """The depth a re-solved subtree may use: the run's limit minus the node's depth,
+    or, without a limit, the height of the subtree there now."""
+    if depth_limit is None:
+        nodes = subtree_nodes(tree, node)
+        return max(1, max(node_depth(tree, k) for k in nodes) - node_depth(tree, node))
+    return depth_limit - node_depth(tree, node)
+
+
+def resolve_subtree(tree: Tree, data: Dataset, node: int, depth_limit: int | None,
+                    monitor: Monitor | None = None,
+                    algorithm: str | None = None) -> Resolved:
+    """Re-solve the subtree under `node` optimally on the rows that reach it.
+
+    `depth_limit` is the run's (the subtree gets what is left under the node);
+    `monitor` carries Stop and the time limit.  The new subtree replaces the old one
+    only when its error is smaller.
+    """
+    _check_node(tree, node)
+    depth = remaining_depth(tree, node, depth_limit)
+    if depth < 1:
+        raise ParameterError(f"Node {node} is at the depth limit ({depth_limit}): no depth "
+                             "is left under it; raise the depth and run again to grow it.")
+    X = training_matrix(tree, data)
+    rows = tree.reaches(X, node)
+    sub = Dataset(X[rows], data.y[rows], data.w[rows], tree.prep, data.report,
+                  None if data.counts is None else data.counts[rows], data.class_weights)
+    old_error = training_error(tree, node)
+    result = train(sub, algorithm or resolve_algorithm(tree), {"depth": depth},
+                   monitor=monitor)
+    new_error = old_error
+    edited = tree
+    if result.tree is not None:
+        error = result.tree.error(sub.X, sub.y, sub.w)
+        if error < old_error - TOLERANCE * max(1.0, old_error):
+            new_error = error
+            edited = _rebuild(tree, node, _as_subtree(result.tree, tree),
+                              f"re-solved node {node} (depth {depth}, error "
+                              f"{old_error:g} -> {error:g})")
+    return Resolved(edited, node, depth, int(rows.sum()), old_error, new_error, result)
+
+
+def _as_subtree(sub: Tree, tree: Tree) -> Tree:
+    """A solver's tree on a node's rows, in the whole tree's terms (same recipe)."""
+    return replace(sub, prep=tree.prep, edits=())
+
