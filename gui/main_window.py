@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QMenu,
     QMessageBox,
     QPushButton,
     QScrollArea,
@@ -68,6 +69,7 @@ from gui.runs import RunRecord, run_task, status_text
 from gui.session import SUFFIX as SESSION_SUFFIX
 from gui.session import Session, is_session_file, load_session, save_session
 from gui.status_bar import RunFigures
+from gui.tree_editing import TreeEditor
 from gui.tree_view import TreeView
 from gui.worker import Worker, error_message
 from resources import SAMPLES_DIR
@@ -216,6 +218,7 @@ class MainWindow(QMainWindow):
         self._message_box: QMessageBox | None = None
         self._export_dialog: ExportDialog | None = None
         self._run_numbers = 0
+        self.node_menu: QMenu | None = None   # the last node's right-click menu
 
         self._redraw_timer = QTimer(self, singleShot=True, interval=LIVE_REDRAW_MS)
         self._redraw_timer.timeout.connect(self._draw_pending_incumbent)
@@ -226,6 +229,12 @@ class MainWindow(QMainWindow):
 
         self.columns = ColumnsModel(self)
         self.columns.changed.connect(self._options_changed)
+        self.editor = TreeEditor(self._take_run_number, self)
+        self.editor.edited.connect(self._edit_added)
+        self.editor.undone.connect(self._edit_undone)
+        self.editor.busy_changed.connect(lambda _: self._update_controls())
+        self.editor.said.connect(self.set_status)
+        self.editor.failed.connect(self.show_error)
         self._build_actions()
         self._build_menus()
         self._build_central()
@@ -271,6 +280,10 @@ class MainWindow(QMainWindow):
         self.stop_action = action("&Stop", self.stop, "Esc")
         self.predict_action = action("&Predict a file…", self.predict_dialog,
                                      tip="Predict the rows of another CSV with this model")
+        self.undo_action = action("&Undo edit", self.editor.undo, QKeySequence.Undo,
+                                  "Undo the last edit of a tree by hand")
+        self.redo_action = action("&Redo edit", self.editor.redo, QKeySequence.Redo,
+                                  "Redo the edit just undone")
         self.about_action = action("&About Orchard", self._about)
 
     def _build_menus(self) -> None:
@@ -296,6 +309,9 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         self.file_menu = file_menu
+        edit_menu = bar.addMenu("&Edit")
+        edit_menu.addAction(self.undo_action)
+        edit_menu.addAction(self.redo_action)
         view_menu = bar.addMenu("&View")
         for a in (self.fit_action, self.zoom_in_action, self.zoom_out_action):
             view_menu.addAction(a)
@@ -416,6 +432,7 @@ class MainWindow(QMainWindow):
         self.view = TreeView(area)
         self.view.path_hovered.connect(self._path_hovered)
         self.view.node_clicked.connect(self._show_node)
+        self.view.node_menu.connect(self._node_menu)
         frame = QFrame(area)
         frame.setFrameShape(QFrame.StyledPanel)
         frame_layout = QVBoxLayout(frame)
@@ -455,7 +472,8 @@ class MainWindow(QMainWindow):
 
     @property
     def running(self) -> bool:
-        return self._run_worker is not None
+        """A run, or a subtree being re-solved: the tree on screen is not final."""
+        return self._run_worker is not None or self.editor.busy
 
     def _update_controls(self) -> None:
         busy = self.loading or self.running
@@ -468,6 +486,8 @@ class MainWindow(QMainWindow):
         self.sample_menu.setEnabled(not busy and bool(sample_files()))
         self.algo_panel.setEnabled(not self.running)
         self.predict_action.setEnabled(self.tree is not None and not self.running)
+        self.undo_action.setEnabled(self.editor.can_undo and not self.running)
+        self.redo_action.setEnabled(self.editor.can_redo and not self.running)
         self.evaluation_box.setEnabled(not self.running)
         # While an option change is being prepared, Run is taken and starts once the
         # data is ready (a depth change re-prepares guided thresholds).
@@ -492,7 +512,9 @@ class MainWindow(QMainWindow):
         for a in (self.export_action, self.export_image_action, *self.export_actions.values()):
             a.setEnabled(has_tree)
         self.save_session_action.setEnabled(self.path is not None or bool(self.results.runs))
-        if self.running:
+        if self.editor.busy:
+            hint = "Re-solving a subtree… Stop keeps the tree as it is."
+        elif self.running:
             hint = "Running… Stop keeps the best tree found so far."
         elif self.raw is None:
             hint = "Open a CSV file to start."
@@ -603,6 +625,58 @@ class MainWindow(QMainWindow):
             rows, html.escape(f"Node {node}: {rule} — {len(rows):,} rows ({shown or 'none'}); "
                               f"predicts {label}, {errors:,} of them misclassified."), rule)
         self.tabs.setCurrentIndex(TAB_DATA)
+
+    # ========================================================= editing by hand
+    def _take_run_number(self) -> int:
+        self._run_numbers += 1
+        return self._run_numbers
+
+    def _node_menu(self, node: int, where) -> None:
+        """Right-click on a node: its rows, and the edits it allows (a popup, so the
+        window goes on; `node_menu` is the last one)."""
+        run, tree = self.current_run, self.tree
+        menu = self.node_menu = QMenu(self)
+        menu.setAttribute(Qt.WA_DeleteOnClose)
+        menu.addAction("Show its rows", lambda: self._show_node(node))
+        if TreeEditor.editable(run) and tree is run.tree and not self.running:
+            menu.addSeparator()
+            menu.addAction("Collapse into a leaf", lambda: self.collapse_node(node)) \
+                .setEnabled(not tree.is_leaf(node))
+            menu.addAction("Re-solve this subtree optimally",
+                           lambda: self.resolve_node(node))
+            menu.addSeparator()
+            menu.addAction(self.undo_action)
+            menu.addAction(self.redo_action)
+        menu.popup(where)
+
+    def collapse_node(self, node: int) -> None:
+        """Collapse a node of the run on screen into a leaf (a new run, undoable)."""
+        if not self.running and self.current_run is not None:
+            self.editor.collapse(self.current_run, node)
+
+    def resolve_node(self, node: int) -> None:
+        """Re-solve the subtree under a node of the run on screen on the rows that
+        reach it (the data loaded must be the run's)."""
+        run = self.current_run
+        if self.running or run is None:
+            return
+        here = str(self.path.resolve()) if self.path else None
+        if self.dataset is None or (run.data_path and run.data_path != here):
+            self.show_error(f"Re-solving needs the rows run #{run.number} was trained on: "
+                            f"open {run.dataset_name or 'its data file'} with the same "
+                            "options, then try again.")
+            return
+        self.editor.resolve(run, node, self.dataset, self.time_limit())
+
+    def _edit_added(self, record: RunRecord) -> None:
+        self.results.add_run(record)
+        self.show_run(record, switch_tab=False)
+        self._update_controls()
+
+    def _edit_undone(self, record: RunRecord, parent: RunRecord) -> None:
+        self.results.remove_run(record.number)
+        self.show_run(parent, switch_tab=False)
+        self._update_controls()
 
     def predict_dialog(self) -> PredictDialog | None:
         """Open "Predict a file" for the model on screen (None if there is none)."""
@@ -1068,6 +1142,7 @@ class MainWindow(QMainWindow):
         if self._run_worker is not None:
             self.set_status("Stopping…")
             self._run_worker.cancel()
+        self.editor.stop()
         for worker in (self._load_worker, self._prep_worker):
             if worker is not None:
                 self.set_status("Stopping…")
@@ -1198,8 +1273,10 @@ class MainWindow(QMainWindow):
         tree, curve, figures, status line (and exports)."""
         self.results.select_runs([run.number], notify=False)
         self._present_run(run)
-        self.chart.show_result(f"{run.label}, depth {run.params.get('depth', '—')}",
-                               run.incumbents, run.time_s, run.train_error, run.lower_bound)
+        searched = (f", depth {run.params.get('depth', '—')}" if run.edited_from is None
+                    else " (edited by hand: no search curve)")
+        self.chart.show_result(run.label + searched, run.incumbents, run.time_s,
+                               run.train_error, run.lower_bound)
         if switch_tab:
             self.tabs.setCurrentIndex(TAB_TREE)
 
@@ -1368,6 +1445,7 @@ class MainWindow(QMainWindow):
         self.algo_panel.apply_settings(session.algorithm_settings)
         self.evaluation_box.apply_settings(session.evaluation)
         self.results.set_runs(session.runs)
+        self.editor.forget()
         self._run_numbers = max([r.number for r in session.runs], default=0)
         if session.runs:
             self.show_run(session.runs[-1], switch_tab=False)

@@ -69,6 +69,13 @@ class HistoryModel(QAbstractTableModel):
         self.runs.append(run)
         self.endInsertRows()
 
+    def remove(self, number: int) -> None:
+        row = self.row_of(number)
+        if row >= 0:
+            self.beginRemoveRows(QModelIndex(), row, row)
+            del self.runs[row]
+            self.endRemoveRows()
+
     def set_runs(self, runs: list[RunRecord]) -> None:
         self.beginResetModel()
         self.runs = list(runs)
@@ -212,6 +219,10 @@ class ResultsPanel(QWidget):
         row = self.view_row(run.number)
         if row >= 0:
             self.history_view.scrollTo(self.sorted_history.index(row, 0))
+
+    def remove_run(self, number: int) -> None:
+        """Take run `number` out of the history (an edit undone)."""
+        self.history.remove(number)
 
     def set_runs(self, runs: list[RunRecord]) -> None:
         self.history.set_runs(runs)

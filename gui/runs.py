@@ -14,13 +14,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from engine.data.dataset import Dataset
+from engine.editing import training_confusion, training_error
 from engine.evaluation import CrossValidation, Evaluation
 from engine.metrics import confusion_matrix, matrix_from_json, matrix_to_json
 from engine.model import model_from_dict
@@ -39,11 +40,15 @@ STATUS_TEXT = {
 }
 
 
+# The status of a run whose tree was edited by hand (not a solver's status).
+EDITED = "edited"
+
+
 def status_text(status: Status | str) -> str:
     try:
         return STATUS_TEXT[Status(status)]
     except ValueError:
-        return str(status)
+        return "edited by hand" if status == EDITED else str(status)
 
 
 # Of a run's time limit, what its training fit gets when test splits follow.
@@ -109,6 +114,26 @@ class RunRecord:
     chosen: str = ""                    # what `auto` ran ("" for any other algorithm)
     reason: str = ""                    # and why, one sentence
     message: str = ""                   # a non-answer explained (no proof, a skipped step)
+    edited_from: int | None = None      # the run whose tree was edited by hand into this
+
+    def edited(self, number: int, tree, time_s: float = 0.0) -> RunRecord:
+        """This run's tree edited by hand (`engine.editing`) as run `number`.
+
+        Its figures come from the edited tree's leaves; it is optimal only if this run
+        was and the edit kept the error (a tree of the same depth and error); its
+        lower bound still holds (the edit stays within the depth limit).  No curve:
+        the anytime curve was this run's search, not the edit's.  Test accuracy is not
+        re-estimated: the splits trained their own trees, not this one.
+        """
+        error = training_error(tree)
+        return replace(
+            self, number=number, tree=tree, train_error=error,
+            optimal=self.optimal and error <= self.train_error + 1e-9 * max(1.0, error),
+            status=EDITED, time_s=float(time_s), incumbents=[],
+            train_confusion=training_confusion(tree), evaluation=None,
+            finished_at=time.strftime("%Y-%m-%d %H:%M:%S"), edited_from=self.number,
+            message=(f"Edited by hand from run #{self.number}: {tree.edits[-1]}; test "
+                     "accuracy is not re-estimated for an edited tree."))
 
     @classmethod
     def from_outcome(cls, number: int, outcome: RunOutcome, data: Dataset, algorithm: str,
@@ -142,10 +167,12 @@ class RunRecord:
 
     @property
     def label(self) -> str:
-        """"#3 Blossom on iris.csv" ("#4 Automatic (ConTree) on ..." for `auto`): which
-        run this is, in the words the window uses."""
+        """"#3 Blossom on iris.csv" ("#4 Automatic (ConTree) on ..." for `auto`, "#5
+        Blossom on iris.csv, #3 edited" for an edit): which run this is, in the words
+        the window uses."""
         on = f" on {self.dataset_name}" if self.dataset_name else ""
-        return f"#{self.number} {self.title}{self.chosen_text}{on}"
+        edit = f", #{self.edited_from} edited" if self.edited_from is not None else ""
+        return f"#{self.number} {self.title}{self.chosen_text}{on}{edit}"
 
     @property
     def chosen_text(self) -> str:
@@ -197,6 +224,7 @@ class RunRecord:
             "time_limit": self.time_limit, "finished_at": self.finished_at,
             "data_path": self.data_path, "data_name": self.data_name,
             "chosen": self.chosen, "reason": self.reason, "message": self.message,
+            "edited_from": self.edited_from,
         }
 
     @classmethod
@@ -216,7 +244,8 @@ class RunRecord:
                    data_name=str(d.get("data_name") or (d.get("data_settings") or {})
                                  .get("file") or ""),
                    chosen=str(d.get("chosen", "")), reason=str(d.get("reason", "")),
-                   message=str(d.get("message", "")))
+                   message=str(d.get("message", "")),
+                   edited_from=d.get("edited_from"))
 
 
 def relative_gap(error: float, bound: float) -> float:

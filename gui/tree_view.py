@@ -34,6 +34,7 @@ class TreeView(QGraphicsView):
     tree_shown = Signal(object)      # the tree now on screen
     path_hovered = Signal(str)       # conditions leading to the hovered node ("" when none)
     node_clicked = Signal(int)       # a tree node clicked (not dragged)
+    node_menu = Signal(int, object)  # a node right-clicked: (node, global QPoint)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -206,11 +207,22 @@ class TreeView(QGraphicsView):
         self._dragging = False
         super().mouseReleaseEvent(event)
         if clicked:
-            item = self.itemAt(event.position().toPoint())
-            while item is not None and not isinstance(item, NodeItem):
-                item = item.parentItem()
-            if item is not None:
-                self.node_clicked.emit(item.node)
+            node = self.node_at(event.position().toPoint())
+            if node is not None:
+                self.node_clicked.emit(node)
+
+    def node_at(self, point) -> int | None:
+        """The tree node drawn at viewport `point` (None: none)."""
+        item = self.itemAt(point)
+        while item is not None and not isinstance(item, NodeItem):
+            item = item.parentItem()
+        return None if item is None else item.node
+
+    def contextMenuEvent(self, event) -> None:
+        node = self.node_at(event.pos())
+        if node is not None:
+            self.node_menu.emit(node, event.globalPos())
+        event.accept()
 
     def mouseDoubleClickEvent(self, event) -> None:
         """Zoomed out: zoom in to read the clicked part; otherwise fit the whole tree."""

@@ -100,6 +100,9 @@ def test_stop_during_a_long_run_returns_within_a_second(qtbot):
     win.depth_spin.setValue(depth)
     win.time_spin.setValue(0)          # no limit: only Stop ends it
     win.run_button.click()
+    # a new depth re-prepares the data first (guided thresholds: a cold kernel cache
+    # compiles the greedy kernel), and the run starts when it is ready
+    qtbot.waitUntil(lambda: win.running, timeout=60_000)
     qtbot.wait(1500)                   # well into the search (kernel compiled, searching)
     assert win.running, "the run ended by itself: it is not a long run"
     with qtbot.waitSignal(win.run_ended, timeout=10_000) as ended:

@@ -1,0 +1,141 @@
+"""Editing the tree on screen by hand: collapse a node, re-solve a subtree, undo, redo.
+
+A thin layer over `engine.editing`: every edit makes a new run (`RunRecord.edited`)
+that the history lists next to the one it came from, so what the window shows always
+belongs to one run and says which ("#5 Blossom on loans.csv, #3 edited").  Undo takes
+the last edit's run out of the history and shows the run it came from; redo puts it
+back.  Re-solving trains a solver, so it runs in a worker with its own Monitor (the
+window's time limit; Stop cancels it) and reports one sentence when it ends.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from engine.editing import collapse, resolve_subtree
+from engine.model.tree import Tree
+from engine.solvers.monitor import Monitor
+from gui.runs import RunRecord
+from gui.worker import Worker
+
+
+class TreeEditor(QObject):
+    edited = Signal(object)            # the new RunRecord (added to the history)
+    undone = Signal(object, object)    # (the run taken out, the run to show)
+    busy_changed = Signal(bool)        # a subtree is being re-solved, or no longer
+    said = Signal(str)                 # one sentence for the status line
+    failed = Signal(str)               # one sentence for an error dialog
+
+    def __init__(self, next_number: Callable[[], int], parent: QObject | None = None):
+        super().__init__(parent)
+        self._next_number = next_number
+        self._done: list[tuple[RunRecord, RunRecord]] = []   # (edit, its parent) to undo
+        self._undone: list[tuple[RunRecord, RunRecord]] = []
+        self._worker: Worker | None = None
+
+    # ------------------------------------------------------------------ state
+    @property
+    def busy(self) -> bool:
+        return self._worker is not None
+
+    @staticmethod
+    def editable(run: RunRecord | None) -> bool:
+        return run is not None and isinstance(run.tree, Tree)
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._done) and not self.busy
+
+    @property
+    def can_redo(self) -> bool:
+        return bool(self._undone) and not self.busy
+
+    def forget(self) -> None:
+        """Drop undo and redo (a session was opened: its runs are not these edits)."""
+        self._done.clear()
+        self._undone.clear()
+
+    # ------------------------------------------------------------------ edits
+    def collapse(self, run: RunRecord, node: int) -> RunRecord | None:
+        """Collapse `node` of `run`'s tree into a leaf (at once: no data needed)."""
+        if self.busy or not self.editable(run):
+            return None
+        start = time.perf_counter()
+        try:
+            tree = collapse(run.tree, node)
+        except Exception as exc:  # noqa: BLE001 - one sentence to the user
+            self.failed.emit(str(exc))
+            return None
+        record = run.edited(self._next_number(), tree, time.perf_counter() - start)
+        self._add(record, run)
+        self.said.emit(f"{record.label}: {tree.edits[-1]}; training error "
+                       f"{run.train_error:g} → {record.train_error:g}.")
+        return record
+
+    def resolve(self, run: RunRecord, node: int, data, time_limit: float | None) -> None:
+        """Re-solve the subtree under `node` on `data` (the rows `run` trained on) in
+        the background; `edited` follows if the error went down, `said` in any case."""
+        if self.busy or not self.editable(run):
+            return
+        monitor = Monitor(time_limit)
+        worker = Worker(resolve_subtree, run.tree, data, node, run.depth_limit, monitor,
+                        on_cancel=monitor.cancel, name="orchard-resolve")
+        start = time.perf_counter()
+        worker.finished.connect(
+            lambda out: self._resolved(run, out, time.perf_counter() - start))
+        worker.errored.connect(self._resolve_failed)
+        worker.cancelled.connect(lambda: self._resolve_failed(""))
+        self._worker = worker
+        self.busy_changed.emit(True)
+        self.said.emit(f"Re-solving node {node} of run #{run.number} on the rows that "
+                       "reach it… (Stop keeps the tree as it is)")
+        worker.start()
+
+    def stop(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+
+    def _end(self) -> None:
+        self._worker = None
+        self.busy_changed.emit(False)
+
+    def _resolved(self, run: RunRecord, out, seconds: float) -> None:
+        self._end()
+        if out.improved:
+            record = run.edited(self._next_number(), out.tree, seconds)
+            self._add(record, run)
+        self.said.emit(out.summary())
+
+    def _resolve_failed(self, message: str) -> None:
+        self._end()
+        if message:
+            self.failed.emit(message)
+        else:
+            self.said.emit("Re-solving was stopped before it had a subtree; the tree is "
+                           "unchanged.")
+
+    def _add(self, record: RunRecord, parent: RunRecord) -> None:
+        self._done.append((record, parent))
+        self._undone.clear()
+        self.edited.emit(record)
+
+    # ------------------------------------------------------------------ undo
+    def undo(self) -> None:
+        if not self.can_undo:
+            return
+        record, parent = self._done.pop()
+        self._undone.append((record, parent))
+        self.undone.emit(record, parent)
+        self.said.emit(f"Undone: {record.tree.edits[-1]} (run #{record.number} removed); "
+                       f"run #{parent.number} is shown again.")
+
+    def redo(self) -> None:
+        if not self.can_redo:
+            return
+        record, parent = self._undone.pop()
+        self._done.append((record, parent))
+        self.edited.emit(record)
+        self.said.emit(f"Redone: {record.tree.edits[-1]} (run #{record.number}).")

@@ -1,0 +1,137 @@
+"""Editing the tree by hand in the window: collapse a node, undo and redo, re-solve a
+subtree optimally, and what the history, exports and menus say about it."""
+
+import numpy as np
+from PySide6.QtCore import QPoint
+from PySide6.QtGui import QContextMenuEvent
+from PySide6.QtWidgets import QApplication
+from test_gui_support import LOANS, isolated_settings, open_window, run_and_wait  # noqa: F401
+
+from engine.data.csv_reader import read_table
+from engine.editing import node_depth, training_matrix
+from gui.tree_scene import NodeItem
+
+
+def trained(qtbot, depth=3):
+    win = open_window(qtbot, LOANS, algorithm="greedy")
+    win.depth_spin.setValue(depth)
+    run_and_wait(qtbot, win)
+    win.tabs.setCurrentIndex(1)
+    return win
+
+
+def error_on_rows(win, tree) -> float:
+    """The tree's training error counted on the loaded rows, not from its leaves."""
+    data = win.dataset
+    return tree.error(training_matrix(tree, data), data.y, data.w)
+
+
+def test_collapse_then_undo_restore_the_same_model_and_redo_the_edit(qtbot, tmp_path):
+    win = trained(qtbot)
+    run, tree = win.current_run, win.tree
+    node = int(tree.left[0])
+    win.collapse_node(node)
+    edited = win.current_run
+    assert edited is not run and edited.edited_from == run.number
+    assert [r.number for r in win.results.runs] == [run.number, edited.number]
+    assert win.tree is edited.tree and win.view.tree is edited.tree
+    assert edited.tree.is_leaf(node) and edited.tree.n_leaves < tree.n_leaves
+    assert edited.train_error == error_on_rows(win, edited.tree) > run.train_error
+    assert edited.status_text == "edited by hand" and not edited.optimal
+    assert f"#{run.number} edited" in edited.label and "collapsed node" in edited.message
+    path = tmp_path / "edited.txt"
+    assert win.export("rules", path) and "Edited by hand: collapsed node" in path.read_text()
+
+    assert win.undo_action.isEnabled() and not win.redo_action.isEnabled()
+    win.undo_action.trigger()
+    assert [r.number for r in win.results.runs] == [run.number]
+    assert win.current_run is run and win.tree is tree and win.view.tree is tree
+    assert win.figures.labels["status"].text() == run.status_text
+    win.export("rules", path)
+    assert "Edited by hand" not in path.read_text()
+
+    assert win.redo_action.isEnabled()
+    win.redo_action.trigger()
+    assert win.current_run is edited and [r.number for r in win.results.runs] == [
+        run.number, edited.number]
+    win.close()
+
+
+def test_a_resolved_subtree_never_increases_the_error(qtbot):
+    win = trained(qtbot)
+    run, tree = win.current_run, win.tree
+    for node in (int(tree.left[0]), 0):
+        before = win.current_run
+        win.resolve_node(node)
+        assert win.running and win.editor.busy and not win.run_button.isEnabled()
+        qtbot.waitUntil(lambda: not win.editor.busy, timeout=120_000)
+        after = win.current_run
+        assert after.train_error <= before.train_error
+        assert after.train_error == error_on_rows(win, after.tree)
+        assert after.tree.depth <= 3
+        if after is not before:
+            assert after.edited_from == before.number and "re-solved node" in after.message
+    # the root re-solved at depth 3 is the optimal tree of depth 3
+    assert win.current_run.train_error <= run.train_error
+    assert "error went from" in win.result_label.text() or \
+        "is optimal" in win.result_label.text()
+    win.close()
+
+
+def test_resolving_at_the_depth_limit_says_why_not(qtbot, monkeypatch):
+    win = trained(qtbot, depth=2)
+    tree = win.tree
+    deepest = max(range(tree.n_nodes), key=lambda k: node_depth(tree, k))
+    shown = []
+    monkeypatch.setattr(win, "show_error", shown.append)
+    win.resolve_node(deepest)
+    qtbot.waitUntil(lambda: not win.editor.busy, timeout=30_000)
+    assert shown and "no depth is left" in shown[0]
+    assert win.current_run.tree is tree and len(win.results.runs) == 1
+    win.close()
+
+
+def test_the_node_menu_offers_the_edits(qtbot):
+    win = trained(qtbot, depth=2)
+    tree = win.tree
+    view = win.view
+    leaf = int(np.flatnonzero(tree.feature < 0)[0])
+
+    def right_click(point):
+        QApplication.sendEvent(view.viewport(), QContextMenuEvent(
+            QContextMenuEvent.Mouse, point, view.viewport().mapToGlobal(point)))
+        menu = win.node_menu
+        if menu is None:
+            return None
+        offered = {a.text(): a.isEnabled() for a in menu.actions() if a.text()}
+        menu.close()
+        win.node_menu = None
+        return offered
+
+    offered = []
+    for node in (0, leaf):
+        item = next(i for i in view.tree_scene().items()
+                    if isinstance(i, NodeItem) and i.node == node)
+        view.centerOn(item)
+        offered.append(right_click(view.mapFromScene(item.sceneBoundingRect().center())))
+    assert offered[0]["Collapse into a leaf"] and offered[0]["Re-solve this subtree optimally"]
+    assert not offered[1]["Collapse into a leaf"]   # a leaf has nothing to collapse
+    assert "Show its rows" in offered[1]
+    assert right_click(QPoint(1, 1)) is None   # no menu off the nodes
+    win.close()
+
+
+def test_an_edited_run_survives_a_session(qtbot, tmp_path):
+    win = trained(qtbot, depth=2)
+    run = win.current_run
+    win.collapse_node(0)
+    path = tmp_path / "s.orchard"
+    assert win.save_session(path)
+    win.close()
+    other = open_window(qtbot, None)
+    assert other.open_session(path)
+    edited = other.results.runs[-1]
+    assert edited.edited_from == run.number and edited.tree.edits
+    frame = read_table(LOANS).frame
+    assert (edited.tree.predict_frame(frame) == edited.tree.label[0]).all()
+    other.close()
