@@ -65,3 +65,10 @@ def node_rows(tree, frame: pd.DataFrame, node: int) -> tuple[np.ndarray, np.ndar
                      tree.prep.labels(frame[tree.prep.target]), -1)
     rows = np.flatnonzero(tree.reaches(X, node) & (truth >= 0))
     return rows, np.bincount(truth[rows], minlength=len(tree.class_names))
+
+
+def confusion_rows(model, frame: pd.DataFrame, true: int, predicted: int) -> np.ndarray:
+    """The rows of `frame` of class `true` that `model` predicts as `predicted`: the
+    rows one cell of the confusion matrix counts (their indices)."""
+    truth = model.prep.labels(frame[model.prep.target])   # -1: missing or unknown
+    return np.flatnonzero((truth == true) & (model.predict_frame(frame) == predicted))

@@ -120,11 +120,14 @@ class ConfusionView(QWidget):
     """The table, a note when classes were folded, and Export CSV (the full matrix)."""
 
     exported = Signal(str)
+    cell_chosen = Signal(int, int)     # a cell clicked: (true class, predicted class)
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.matrix = np.zeros((0, 0))     # the full matrix shown (or folded)
         self.names: list[str] = []
+        self.classes: list[int] = []       # the class of each shown row and column (-1:
+        #                                    the folded "other classes")
         self.model = ConfusionModel(self)
         self.table = QTableView(self)
         self.table.setModel(self.model)
@@ -135,6 +138,7 @@ class ConfusionView(QWidget):
         self.table.horizontalHeader().setDefaultSectionSize(64)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.Fixed)
         self.table.setMinimumHeight(60)
+        self.table.clicked.connect(self._clicked)
         self.note = QLabel(self)
         self.note.setWordWrap(True)
         self.note.setStyleSheet(f"color: {HINT_COLOUR};")
@@ -162,6 +166,8 @@ class ConfusionView(QWidget):
             matrix = np.zeros((0, 0))
         self.matrix, self.names = matrix, [str(x) for x in names[:matrix.shape[0]]]
         shown, labels = capped(matrix, self.names)
+        index = {name: k for k, name in enumerate(self.names)}
+        self.classes = [index.get(label, -1) if label != OTHER else -1 for label in labels]
         self.model.set_matrix(shown, labels)
         self._fit_columns(shown, labels)
         folded = max(matrix.shape[0] - MAX_SHOWN, 0)
@@ -174,6 +180,15 @@ class ConfusionView(QWidget):
         height = self.table.horizontalHeader().height() + 2 * self.table.frameWidth() + \
             rows * self.table.verticalHeader().defaultSectionSize() + 2
         self.table.setMaximumHeight(max(min(height, 420), 60))
+
+    def choose_cell(self, row: int, column: int) -> None:
+        """A shown cell chosen: `cell_chosen` with its classes (not for folded ones)."""
+        true, predicted = self.classes[row], self.classes[column]
+        if true >= 0 and predicted >= 0:
+            self.cell_chosen.emit(true, predicted)
+
+    def _clicked(self, index: QModelIndex) -> None:
+        self.choose_cell(index.row(), index.column())
 
     def _fit_columns(self, shown: np.ndarray, labels: list[str]) -> None:
         """Each column as wide as its header or its widest count, measured on the text

@@ -118,12 +118,14 @@ class DataView(QWidget):
 
     def show_node_rows(self, rows, text: str = "", rule: str = "") -> None:
         """Show only a node's rows (indices into the table) with `text` about them and
-        its `rule` to copy, or every row again (None)."""
+        its `rule` to copy (or the rows of a confusion-matrix cell: no rule), or every
+        row again (None)."""
         if self.preview is None:
             return
         self.preview.show_rows(rows)
         self.node_rule = rule
         self.node_label.setText(text)
+        self.copy_rule_button.setVisible(bool(rule))   # a confusion cell has no rule
         self.node_bar.setVisible(rows is not None)
 
     def fit_preview_columns(self) -> None:

@@ -45,7 +45,7 @@ from engine.data.columns import ColumnKind
 from engine.data.dataset import PrepOptions
 from engine.evaluation import CrossValidation
 from engine.model.tree import Tree
-from engine.prediction import node_rows
+from engine.prediction import confusion_rows, node_rows
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
@@ -58,6 +58,7 @@ from gui.data_panel import DataPanel
 from gui.data_tasks import Prepared, StageRelay, prepare_table, read_and_prepare
 from gui.data_view import DataView
 from gui.evaluation_box import EvaluationBox
+from gui.evaluation_views import EvaluationViews
 from gui.export_dialog import ExportDialog
 from gui.image_export import FORMATS as IMAGE_FORMATS
 from gui.image_export import save_tree_image
@@ -65,6 +66,7 @@ from gui.models import is_model, size_text
 from gui.predict_dialog import PredictDialog
 from gui.progress_chart import ProgressChart
 from gui.results_panel import ResultsPanel
+from gui.run_report import save_report
 from gui.runs import RunRecord, run_task, status_text
 from gui.session import SUFFIX as SESSION_SUFFIX
 from gui.session import Session, is_session_file, load_session, save_session
@@ -97,7 +99,7 @@ CURVE_TICKS = 4        # the curve reaches up to "now" every 4 ticks (sooner if 
 PREPARE_DELAY_MS = 150  # option changes within this time are prepared once
 PANEL_WIDTH = 370
 PANEL_MIN_WIDTH, PANEL_MAX_WIDTH = 330, 460
-TAB_DATA, TAB_TREE, TAB_RESULTS = range(3)
+TAB_DATA, TAB_TREE, TAB_RESULTS, TAB_EVALUATION = range(4)
 
 
 def settle_heap() -> None:
@@ -265,6 +267,9 @@ class MainWindow(QMainWindow):
         self.export_action = action("&Export…", self.export_dialog_all, "Ctrl+E")
         self.export_image_action = action("Export &picture…", self.export_image_dialog,
                                           "Ctrl+Shift+E")
+        self.report_action = action("Save &report…", self.report_dialog, None,
+                                    "One HTML page of this run to read or mail: data, "
+                                    "settings, tree, rules, figures and curve")
         self.export_actions: dict[str, QAction] = {}
         for kind in EXPORT_WRITERS:
             text, _ = EXPORT_KINDS.get(kind, (f"{kind}…", kind))
@@ -303,6 +308,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.export_action)
         file_menu.addAction(self.export_image_action)
+        file_menu.addAction(self.report_action)
         self.export_menu = file_menu.addMenu("Export rules and &code")
         for a in self.export_actions.values():
             self.export_menu.addAction(a)
@@ -333,7 +339,13 @@ class MainWindow(QMainWindow):
         self.results = ResultsPanel(self)
         self.results.runs_selected.connect(self._runs_selected)
         self.results.run_activated.connect(self._run_activated)
+        self.results.cell_chosen.connect(self._show_cell)
         self.tabs.addTab(self.results, "Results")
+        self.evaluation_views = EvaluationViews(self)
+        self.evaluation_views.exported.connect(
+            lambda path: self.set_status(f"Saved {path}."))
+        self.tabs.addTab(self.evaluation_views, "Evaluation")
+        self.tabs.currentChanged.connect(lambda _: self._refresh_evaluation())
         splitter.addWidget(self.tabs)
         splitter.setStretchFactor(0, 0)
         splitter.setStretchFactor(1, 1)
@@ -511,6 +523,7 @@ class MainWindow(QMainWindow):
         has_tree = is_model(self.tree)
         for a in (self.export_action, self.export_image_action, *self.export_actions.values()):
             a.setEnabled(has_tree)
+        self.report_action.setEnabled(self.current_run is not None and not self.running)
         self.save_session_action.setEnabled(self.path is not None or bool(self.results.runs))
         if self.editor.busy:
             hint = "Re-solving a subtree… Stop keeps the tree as it is."
@@ -613,6 +626,31 @@ class MainWindow(QMainWindow):
             text += f" (true class {frame[tree.prep.target].iloc[0]})"
         path = " and ".join(scene.path_conditions(leaf))
         self.set_status(text + (f", because {path}." if path else "."))
+
+    def _show_cell(self, true: int, predicted: int) -> None:
+        """A training confusion-matrix cell clicked: the rows it counts in the data
+        table (found in a worker), when the file on screen is the run's."""
+        run, model = self.current_run, self.tree
+        here = str(self.path.resolve()) if self.path else None
+        if run is None or model is None or self.raw is None or run.data_path != here \
+                or model.prep.target not in self.raw.frame.columns:
+            self.set_status("Open the run's data file to see the rows of a cell.")
+            return
+        names = model.class_names
+        text = f"Rows of class {names[true]} predicted as {names[predicted]}"
+        worker = Worker(confusion_rows, model, self.raw.frame, true, predicted,
+                        name="orchard-cell")
+        worker.finished.connect(lambda rows: self._rows_found(
+            model, rows, f"{text} by run #{run.number}: {len(rows):,} rows."))
+        worker.errored.connect(self.show_error)
+        self._node_worker = worker
+        worker.start()
+
+    def _rows_found(self, model, rows, text: str) -> None:
+        if model is not self.tree or self._closing:
+            return   # another model is on screen now
+        self.data_view.show_node_rows(rows, html.escape(text), "")
+        self.tabs.setCurrentIndex(TAB_DATA)
 
     def _node_found(self, tree: Tree, node: int, rule: str, rows, counts) -> None:
         if tree is not self.tree or self._closing:
@@ -1117,6 +1155,7 @@ class MainWindow(QMainWindow):
         # tree, curve, figures or selected history row until this run has its own.
         previous = self.current_run
         self.current_run, self.tree, self.result = None, None, None
+        self._refresh_evaluation()
         self.results.clear_selection()
         self.results.show_message(f"Run {label} is running: its figures appear here "
                                   "when it ends.")
@@ -1293,6 +1332,24 @@ class MainWindow(QMainWindow):
         self.figures.set_figures(run.status_text, run.time_s, run.train_error,
                                  run.lower_bound, run.optimal)
         self.set_status(self._result_text(run))
+        self._refresh_evaluation()
+
+    def _refresh_evaluation(self) -> None:
+        """The Evaluation tab scores the run on screen on its training rows, when the
+        tab is open (a pass over every row) and the loaded data are the run's."""
+        if self.tabs.currentWidget() is not self.evaluation_views:
+            return
+        run = self.current_run
+        here = str(self.path.resolve()) if self.path else None
+        if run is None or not is_model(run.tree):
+            self.evaluation_views.clear("No finished run with a model to evaluate: press "
+                                        "Run, or choose a run in the Results tab.")
+        elif self.dataset is None or run.data_path != here:
+            self.evaluation_views.clear(
+                f"Run #{run.number} trained on {run.dataset_name or 'another file'}: open "
+                "it again to evaluate its model on its training rows.")
+        else:
+            self.evaluation_views.show_dataset(run.tree, self.dataset)
 
     def _run_activated(self, run: RunRecord) -> None:
         if not self.running:   # the live run keeps the tree until it ends
@@ -1372,6 +1429,23 @@ class MainWindow(QMainWindow):
     def export_image(self, path: str | Path) -> bool:
         return self._save(lambda: save_tree_image(self.tree, path),
                           f"Saved the picture of the tree to {path}.")
+
+    def report_dialog(self) -> None:
+        if self.current_run is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save a report of this run", self._suggested_name("html").replace(
+                "-tree.html", f"-run{self.current_run.number}.html"),
+            "HTML page (*.html);;All files (*)")
+        if path:
+            self.save_report(path)
+
+    def save_report(self, path: str | Path) -> bool:
+        """Write the HTML report of the run on screen to `path`."""
+        run = self.current_run
+        return run is not None and self._save(lambda: save_report(run, path),
+                                              f"Saved the report of run #{run.number} to "
+                                              f"{path}.")
 
     def export_dialog(self, kind: str) -> None:
         if self.tree is None:

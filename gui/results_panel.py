@@ -146,6 +146,7 @@ class HistoryModel(QAbstractTableModel):
 class ResultsPanel(QWidget):
     runs_selected = Signal(list)      # RunRecords selected in the history
     run_activated = Signal(object)    # RunRecord double-clicked
+    cell_chosen = Signal(int, int)    # a training-matrix cell: (true, predicted class)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -174,6 +175,8 @@ class ResultsPanel(QWidget):
         self.test_title = QLabel("Test rows (all folds)", matrices)
         self.train_matrix = ConfusionView(matrices)
         self.test_matrix = ConfusionView(matrices)
+        self.train_matrix.cell_chosen.connect(self.cell_chosen)
+        self.train_matrix.table.setToolTip("Click a cell to see its rows in the Data tab.")
         grid.addWidget(self.train_title, 0, 0)
         grid.addWidget(self.test_title, 0, 1)
         grid.addWidget(self.train_matrix, 1, 0, Qt.AlignTop)

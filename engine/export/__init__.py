@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from engine.model.tree import Tree
 
 __all__ = ["DIAGRAM_WRITERS", "WRITERS", "flat_rules", "model_rules", "nested_rules",
-           "rule_list_text", "to_dot", "to_python", "to_sql", "write_atomically",
+           "rule_list_text", "rules_text", "to_dot", "to_python", "to_sql", "write_atomically",
            "write_export", "write_predictions"]
 
 
@@ -45,7 +45,8 @@ def _text(render: Callable[[Tree], str]) -> Callable[[Tree, Path], None]:
 
 
 def _rules(tree: Tree) -> str:
-    """The tree as nested if/else text, then as a list of rules by support."""
+    """The tree as nested if/else text, then as a list of rules by support (with the
+    edits made by hand first)."""
     note = f"# {tree.edit_note}\n" if tree.edits else ""
     return note + nested_rules(tree) + "\n" + rule_list_text(tree)
 
@@ -68,6 +69,11 @@ DIAGRAM_WRITERS: dict[str, Callable[[Diagram, Path], None]] = {
     "dot": _text(diagram_dot),
     "json": lambda diagram, path: diagram.save(path),
 }
+
+
+def rules_text(model: Tree | Diagram) -> str:
+    """The text of the `rules` export of a tree or diagram."""
+    return diagram_rules(model) if isinstance(model, Diagram) else _rules(model)
 
 
 def model_rules(model: Tree | Diagram) -> str:

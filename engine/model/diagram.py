@@ -163,7 +163,7 @@ class Diagram:
             total = total + weight * X[:, j]
         return total
 
-    def _walk(self, X: np.ndarray, on_node=None) -> np.ndarray:
+    def walk(self, X: np.ndarray, on_node=None) -> np.ndarray:
         """Node reached by each row after the last layer (always a terminal)."""
         at = np.full(len(X), self.root, dtype=np.int64)
         for node in range(self.n_internal):  # children always have larger ids
@@ -177,7 +177,7 @@ class Diagram:
 
     def apply(self, X: np.ndarray) -> np.ndarray:
         """Terminal node reached by each row of the feature matrix X."""
-        return self._walk(X)
+        return self.walk(X)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Class index predicted for each row of the feature matrix X."""
@@ -199,7 +199,7 @@ class Diagram:
         def count(node, rows):
             value[node] = np.bincount(y[rows], weights=w[rows], minlength=self.n_classes)
 
-        at = self._walk(X, count)
+        at = self.walk(X, count)
         for c in range(self.n_classes):
             rows = at == self.terminal(c)
             value[self.terminal(c)] = np.bincount(y[rows], weights=w[rows],

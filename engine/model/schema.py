@@ -27,7 +27,7 @@ and features.py writes):
   with children after their parent, as `Tree.depth` and the drawing assume; a
   diagram is a layered DAG whose shared children are legal, layers start at 0 and
   never decrease, and every arc goes to a later layer (so to a larger id, the order
-  `Diagram._walk` visits nodes in).
+  `Diagram.walk` visits nodes in).
 
 Everything here is a loop, never recursion, so a document of any shape is checked
 in bounded stack; JSON nested too deeply to parse is refused by `load_model`.

@@ -1,0 +1,187 @@
+"""What a trained model leans on, and how sure it is: feature importance, class
+probabilities and the ROC curve of one class, as plain numpy for the Results views.
+
+Importance is the weighted error reduction of each split: the training weight a
+node's rows would misclassify if the node were a leaf predicting their majority
+class, minus the same for its two children.  It is in the unit of the tree's error
+(rows, or weight when rows are weighted), never negative (a majority can only gain
+from a split), and for a tree the splits' reductions add up to the root's error as a
+leaf minus the tree's error on the same rows.  Reductions are summed per raw column
+(`Feature.column`), so the thresholds and one-hot values of one column add up: the
+user asks "which column matters", not "which 0/1 feature".
+
+Decision diagrams get the same measure with a node's rows split by its own test (a
+shared child merges rows from several parents, so a diagram's reductions need not
+add up to its error).  A weighted test (`split=multivariate`) cannot say which of its
+features did the work, so its reduction is shared equally among the features it sums.
+
+A tree scores a row by its leaf's class shares (`class_probabilities`): it has as
+many distinct scores as leaves, so its ROC curve has one corner per distinct leaf
+share, which is what the ROC view draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.errors import DataError
+from engine.metrics import roc_auc, roc_curve
+from engine.model.diagram import Diagram
+from engine.model.tree import Tree
+
+
+@dataclass(frozen=True)
+class Importance:
+    """Error reduction per raw column (largest first) and per matrix column."""
+
+    columns: list[str]        # every raw column the model's features come from, sorted
+    values: np.ndarray        # float[len(columns)]: its error reduction, same order
+    per_feature: np.ndarray   # float[F]: the reduction of each matrix column
+    root_error: float         # weight the majority class alone misclassifies
+    model_error: float        # weight the model misclassifies on the same rows
+
+    @property
+    def shares(self) -> np.ndarray:
+        """Each column's part of the total reduction (0 everywhere when nothing split)."""
+        total = float(self.values.sum())
+        return self.values / total if total > 0 else np.zeros_like(self.values)
+
+    @property
+    def rows(self) -> list[tuple[str, float]]:
+        return [(name, float(v)) for name, v in zip(self.columns, self.values)]
+
+
+@dataclass(frozen=True)
+class Roc:
+    """The ROC curve of `positive` against every other class."""
+
+    positive: int             # class index taken as positive
+    fpr: np.ndarray
+    tpr: np.ndarray
+    thresholds: np.ndarray    # score >= threshold is called positive; inf first
+    auc: float
+
+
+def _check_rows(model, X: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    if not isinstance(model, (Tree, Diagram)):
+        raise DataError("Feature importance is computed for trees and decision "
+                        "diagrams only.")
+    if X.ndim != 2 or X.shape[1] != len(model.features) or len(X) != len(y) or \
+            (w is not None and len(w) != len(y)):
+        raise DataError("These rows are not in the model's features, so they cannot "
+                        "be scored with it.")
+    return np.ones(len(y)) if w is None else np.asarray(w, dtype=float)
+
+
+def _majority_errors(counts: np.ndarray) -> np.ndarray:
+    """Weight misclassified by predicting each row's majority class (rows of counts)."""
+    return counts.sum(axis=-1) - counts.max(axis=-1, initial=0.0)
+
+
+def _tree_counts(tree: Tree, X: np.ndarray, y: np.ndarray, w: np.ndarray,
+                 n_classes: int) -> np.ndarray:
+    """Class weights of the rows reaching every node: one vectorised step per level."""
+    m = tree.n_nodes
+    counts = np.zeros(m * n_classes)
+    at = np.zeros(len(X), dtype=np.int64)
+    active = np.arange(len(X))
+    while active.size:
+        counts += np.bincount(at[active] * n_classes + y[active], weights=w[active],
+                              minlength=m * n_classes)
+        active = active[tree.feature[at[active]] >= 0]
+        current = at[active]
+        go_left = X[active, tree.feature[current]] <= tree.threshold[current]
+        at[active] = np.where(go_left, tree.left[current], tree.right[current])
+    return counts.reshape(m, n_classes)
+
+
+def _tree_gains(tree: Tree, X, y, w, n_classes) -> tuple[np.ndarray, float]:
+    errors = _majority_errors(_tree_counts(tree, X, y, w, n_classes))
+    inner = np.flatnonzero(tree.feature >= 0)
+    gains = np.zeros(len(tree.features))
+    reduction = errors[inner] - errors[tree.left[inner]] - errors[tree.right[inner]]
+    np.add.at(gains, tree.feature[inner], np.maximum(reduction, 0.0))  # rounding only
+    return gains, float(errors[0]) if len(errors) else 0.0
+
+
+def _diagram_gains(diagram: Diagram, X, y, w, n_classes) -> tuple[np.ndarray, float]:
+    gains = np.zeros(len(diagram.features))
+
+    def error(rows: np.ndarray) -> float:
+        return float(_majority_errors(np.bincount(y[rows], weights=w[rows],
+                                                  minlength=n_classes)))
+
+    def visit(node: int, rows: np.ndarray) -> None:
+        if not rows.size:
+            return
+        holds = diagram.projection(node, X[rows]) <= diagram.threshold[node]
+        reduction = max(error(rows) - error(rows[holds]) - error(rows[~holds]), 0.0)
+        if diagram.is_univariate(node):
+            gains[diagram.feature[node]] += reduction
+        elif terms := diagram.terms(node):
+            for j, _ in terms:
+                gains[j] += reduction / len(terms)
+
+    diagram.walk(X, visit)   # the diagram's own walk, so rows follow predict exactly
+    return gains, error(np.arange(len(y)))
+
+
+def feature_importance(model: Tree | Diagram, X: np.ndarray, y: np.ndarray,
+                       w: np.ndarray | None = None,
+                       n_classes: int | None = None) -> Importance:
+    """Weighted error reduction of the model's splits on rows `X, y, w` (its features),
+    per matrix column and per raw column, raw columns largest first (ties in feature
+    order); columns the model never tests score 0."""
+    w = _check_rows(model, X, y, w)
+    y = np.asarray(y, dtype=np.int64)
+    n_classes = len(model.class_names) if n_classes is None else n_classes
+    gains, root_error = (_tree_gains if isinstance(model, Tree) else _diagram_gains)(
+        model, X, y, w, n_classes)
+    names = list(dict.fromkeys(f.column for f in model.features))
+    index = {name: k for k, name in enumerate(names)}
+    per_column = np.zeros(len(names))
+    np.add.at(per_column, [index[f.column] for f in model.features], gains)
+    order = np.argsort(-per_column, kind="stable")
+    return Importance([names[k] for k in order], per_column[order], gains, root_error,
+                      model.error(X, y, w))
+
+
+def class_probabilities(model: Tree | Diagram, X: np.ndarray) -> np.ndarray:
+    """(rows, classes): the training class shares of the leaf (a diagram: the class
+    terminal) each row reaches; a leaf no training row reached gives its own
+    prediction 1.0, so every row sums to 1."""
+    nodes = model.apply(X)
+    if isinstance(model, Tree):
+        labels = model.label[nodes]
+    elif isinstance(model, Diagram):
+        labels = nodes - model.n_internal
+    else:
+        raise DataError("Class probabilities are computed for trees and decision "
+                        "diagrams only.")
+    weights = model.value[nodes]
+    totals = weights.sum(axis=1)
+    proba = np.divide(weights, totals[:, None], out=np.zeros_like(weights),
+                      where=totals[:, None] > 0)
+    empty = np.flatnonzero(totals <= 0)
+    proba[empty, labels[empty]] = 1.0
+    return proba
+
+
+def roc_for_class(proba: np.ndarray, y: np.ndarray, positive: int,
+                  w: np.ndarray | None = None, class_names: list[str] | None = None) -> Roc:
+    """ROC curve and AUC of class `positive` against the rest, scored by its column of
+    `proba`; a one-sentence DataError when the rows hold only one side."""
+    y = np.asarray(y)
+    weight = np.ones(len(y)) if w is None else np.asarray(w, dtype=float)
+    is_positive = y == positive
+    name = f"'{class_names[positive]}'" if class_names else f"number {positive}"
+    if not (weight[is_positive] > 0).any() or not (weight[~is_positive] > 0).any():
+        side = "no" if not (weight[is_positive] > 0).any() else "only"
+        raise DataError(f"A ROC curve needs rows of both sides, and these rows hold "
+                        f"{side} class {name}.")
+    scores = np.asarray(proba[:, positive], dtype=float)
+    fpr, tpr = roc_curve(is_positive, scores, weight)
+    thresholds = np.r_[np.inf, np.unique(scores)[::-1]]   # roc_curve's points, in order
+    return Roc(positive, fpr, tpr, thresholds, roc_auc(is_positive, scores, weight))

@@ -1,0 +1,461 @@
+"""Evaluation views of one model: per-class scores, ROC curve, feature importance.
+
+A thin view over plain engine functions (`engine.metrics.per_class`,
+`engine.importance`, `engine.export.evaluation_csv`): the widget only lays out what
+they return, so the numbers on screen, in the CSV files and in the tests are the
+same.  Everything is computed on the window's thread: one `apply` pass of the model
+and a few vectorised numpy passes, milliseconds even for 200k rows.
+
+The ROC curve needs a score per row; a tree gives each row its leaf's share of the
+positive class, so the curve has one corner per distinct leaf share.  With more than
+two classes it is one class against the rest (chosen in a combo box).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSize, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QStackedWidget,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.errors import DataError, OrchardError
+from engine.export.evaluation_csv import (
+    write_importance_csv,
+    write_per_class_csv,
+    write_roc_csv,
+)
+from engine.export.files import write_atomically
+from engine.importance import (
+    Importance,
+    Roc,
+    class_probabilities,
+    feature_importance,
+    roc_for_class,
+)
+from engine.metrics import accuracy, balanced_accuracy, per_class
+from engine.model import Diagram, Tree
+
+# The progress chart's look (set again here in case this module is imported alone).
+pg.setConfigOptions(antialias=True, foreground="#3d444d", background="w")
+
+VIEWS = ("per_class", "roc", "importance")
+TITLES = {"per_class": "Per class", "roc": "ROC curve", "importance": "Importance"}
+MAX_BARS = 20          # more bars than this become unreadable labels
+MAX_NAME = 28          # characters of a column name on the importance axis
+CURVE_COLOUR = "#0072B2"
+BAR_COLOUR = "#009E73"
+HINT_COLOUR = "#505863"
+_ROOT = QModelIndex()
+
+
+def _count(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= MAX_NAME else name[:MAX_NAME - 1] + "…"
+
+
+class PerClassModel(QAbstractTableModel):
+    """Class, precision, recall, F1, support: one row per class (Qt asks only for the
+    rows on screen, so hundreds of classes cost nothing)."""
+
+    HEADERS = ("class", "precision", "recall", "F1", "support")
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.rows: list[tuple[str, float, float, float, float]] = []
+
+    def set_rows(self, rows) -> None:
+        self.beginResetModel()
+        self.rows = list(rows)
+        self.endResetModel()
+
+    def rowCount(self, parent=_ROOT) -> int:
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent=_ROOT) -> int:
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section, orientation, role=Qt.DisplayRole):
+        if role == Qt.DisplayRole and orientation == Qt.Horizontal:
+            return self.HEADERS[section]
+        return None
+
+    def data(self, index: QModelIndex, role=Qt.DisplayRole):
+        if not index.isValid():
+            return None
+        value = self.rows[index.row()][index.column()]
+        if role == Qt.DisplayRole:
+            if index.column() == 0:
+                return value
+            return _count(value) if index.column() == 4 else f"{value:.3f}"
+        if role == Qt.TextAlignmentRole and index.column():
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        return None
+
+
+class _Page(QWidget):
+    """One view: its content, a note saying what it shows, Export PNG and CSV."""
+
+    def __init__(self, content: QWidget, parent=None):
+        super().__init__(parent)
+        self.content = content
+        self.note = QLabel(self)
+        self.note.setWordWrap(True)
+        self.note.setStyleSheet(f"color: {HINT_COLOUR};")
+        self.png_button = QPushButton("Export PNG…", self)
+        self.csv_button = QPushButton("Export CSV…", self)
+        self.layout_ = QVBoxLayout(self)
+        self.layout_.setContentsMargins(4, 4, 4, 4)
+        self.layout_.addWidget(content, 1)
+        row = QHBoxLayout()
+        row.addWidget(self.note, 1)
+        row.addWidget(self.png_button)
+        row.addWidget(self.csv_button)
+        self.layout_.addLayout(row)
+
+    def set_exportable(self, on: bool) -> None:
+        self.png_button.setEnabled(on)
+        self.csv_button.setEnabled(on)
+
+
+def save_png(widget: QWidget, path: str | Path) -> None:
+    """The widget as it is laid out now, written atomically."""
+    picture = widget.grab()
+
+    def write(target: Path) -> None:
+        if not picture.save(str(target), "PNG"):
+            raise OSError("the picture could not be encoded as PNG")
+    write_atomically(path, write)
+
+
+class EvaluationViews(QTabWidget):
+    """Per-class table, ROC curve and importance chart of the model last shown."""
+
+    exported = Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.class_names: list[str] = []
+        self.scores: dict[str, np.ndarray] | None = None
+        self.importance: Importance | None = None
+        self.roc: Roc | None = None
+        self.roc_message = ""
+        self._proba = self._y = self._w = None
+        self._leaf, self._about = "leaf", "training rows"
+
+        self.table_model = PerClassModel(self)
+        self.table = QTableView(self)
+        self.table.setModel(self.table_model)
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+
+        roc_box = QWidget(self)
+        self.positive_combo = QComboBox(roc_box)
+        self.positive_combo.setToolTip("The class whose rows count as positive; every "
+                                       "other class is negative.")
+        self.positive_combo.currentIndexChanged.connect(self._positive_changed)
+        self.positive_label = QLabel("Positive class:", roc_box)
+        self.roc_plot = pg.PlotWidget(roc_box)
+        self.roc_plot.setMinimumSize(240, 200)
+        item = self.roc_plot.getPlotItem()
+        item.setLabel("bottom", "false positive rate")
+        item.setLabel("left", "true positive rate")
+        item.showGrid(x=True, y=True, alpha=0.15)
+        item.hideButtons()
+        item.plot([0, 1], [0, 1], pen=pg.mkPen("#9aa0a6", width=1, style=Qt.DashLine))
+        self.roc_curve = item.plot([], [], pen=pg.mkPen(CURVE_COLOUR, width=2),
+                                   symbol="o", symbolSize=5, symbolBrush=CURVE_COLOUR)
+        item.setXRange(0, 1, padding=0.02)
+        item.setYRange(0, 1, padding=0.02)
+        self.roc_explanation = QLabel(roc_box)
+        self.roc_explanation.setWordWrap(True)
+        self.roc_explanation.setAlignment(Qt.AlignCenter)
+        self.roc_stack = QStackedWidget(roc_box)
+        self.roc_stack.addWidget(self.roc_plot)
+        self.roc_stack.addWidget(self.roc_explanation)
+        layout = QVBoxLayout(roc_box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        choice = QHBoxLayout()
+        choice.addWidget(self.positive_label)
+        choice.addWidget(self.positive_combo, 1)
+        layout.addLayout(choice)
+        layout.addWidget(self.roc_stack, 1)
+
+        self.bar_plot = pg.PlotWidget(self)
+        self.bar_plot.setMinimumSize(240, 200)
+        bars = self.bar_plot.getPlotItem()
+        bars.setLabel("bottom", "error removed (weight of rows)")
+        bars.showGrid(x=True, alpha=0.15)
+        bars.hideButtons()
+        bars.invertY(True)                 # the largest bar on top
+        bars.setMouseEnabled(x=False, y=False)
+
+        self.pages = {"per_class": _Page(self.table, self), "roc": _Page(roc_box, self),
+                      "importance": _Page(self.bar_plot, self)}
+        self._pictures = {"per_class": self.table, "roc": self.roc_plot,
+                          "importance": self.bar_plot}
+        for name, page in self.pages.items():
+            self.addTab(page, TITLES[name])
+            page.png_button.clicked.connect(lambda _=False, n=name: self._ask(n, "png"))
+            page.csv_button.clicked.connect(lambda _=False, n=name: self._ask(n, "csv"))
+        self.clear("Train a model to see its evaluation.")
+
+    # ------------------------------------------------------------- for tests
+    @property
+    def auc_value(self) -> float | None:
+        return None if self.roc is None else self.roc.auc
+
+    @property
+    def per_class_rows(self) -> list[tuple[str, float, float, float, float]]:
+        return list(self.table_model.rows)
+
+    @property
+    def importance_rows(self) -> list[tuple[str, float]]:
+        return [] if self.importance is None else self.importance.rows
+
+    # ----------------------------------------------------------------- show
+    def clear(self, reason: str) -> None:
+        """No model: every view says `reason` and nothing can be exported."""
+        self.scores = self.importance = self.roc = None
+        self._proba = self._y = self._w = None
+        self.class_names = []
+        self.table_model.set_rows([])
+        self.positive_combo.blockSignals(True)
+        self.positive_combo.clear()
+        self.positive_combo.blockSignals(False)
+        self.positive_combo.hide()
+        self.positive_label.hide()
+        self._show_roc_message(reason)     # in the middle of the ROC page
+        self._draw_bars()
+        for name, page in self.pages.items():
+            page.note.setText("" if name == "roc" else reason)
+            page.set_exportable(False)
+
+    def show_dataset(self, model, data, about: str = "training rows") -> None:
+        """`show_model` on a `Dataset` the window holds, in the model's own features
+        (`auto` may have binarised them differently: `engine.editing.training_matrix`)."""
+        from engine.editing import training_matrix  # loads the solvers: only here
+        try:
+            if model.features == data.features:
+                X = data.X
+            elif isinstance(model, Tree):
+                X = training_matrix(model, data)
+            else:
+                raise DataError("The data as prepared now are not in this model's "
+                                "features: prepare them as they were for this run.")
+        except OrchardError as error:
+            self.clear(str(error))
+            return
+        self.show_model(model, X, data.y, data.w, data.class_names, about)
+
+    def show_model(self, model, X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None,
+                   class_names: list[str] | None = None,
+                   about: str = "training rows") -> None:
+        """Score `model` (a Tree or Diagram) on rows `X` in its own features with true
+        classes `y` and weights `w`; `about` names the rows in the notes."""
+        y = np.asarray(y, dtype=np.int64)
+        w = np.ones(len(y)) if w is None else np.asarray(w, dtype=float)
+        names = [str(c) for c in (class_names or model.class_names)]
+        if not len(y):
+            self.clear(f"There are no {about} to evaluate the model on.")
+            return
+        try:
+            importance = feature_importance(model, X, y, w, len(names))
+            proba = class_probabilities(model, X)
+        except OrchardError as error:
+            self.clear(str(error))
+            return
+        predicted = model.predict(X)
+        self.class_names, self._proba, self._y, self._w = names, proba, y, w
+        self._leaf = "class terminal" if isinstance(model, Diagram) else "leaf"
+        self._about = about
+        self.scores = per_class(y, predicted, len(names), w)
+        self.table_model.set_rows(
+            (name, *(float(self.scores[key][k])
+                     for key in ("precision", "recall", "f1", "support")))
+            for k, name in enumerate(names))
+        self.pages["per_class"].note.setText(
+            f"Accuracy {accuracy(y, predicted, w):.3f}, balanced accuracy "
+            f"{balanced_accuracy(y, predicted, len(names), w):.3f} on {len(y):,} {about}; "
+            "support is the weight of each class's rows.")
+        self.pages["per_class"].set_exportable(True)
+        self.importance = importance
+        self._draw_bars()
+        self._fill_positive_combo()
+
+    # ------------------------------------------------------------------ ROC
+    def _fill_positive_combo(self) -> None:
+        names = self.class_names
+        present = np.bincount(self._y, weights=self._w, minlength=len(names)) > 0
+        default = 1 if len(names) == 2 else int(np.argmax(present)) if present.any() else 0
+        self.positive_combo.blockSignals(True)
+        self.positive_combo.clear()
+        self.positive_combo.addItems(names)
+        self.positive_combo.setCurrentIndex(default)
+        self.positive_combo.blockSignals(False)
+        many = len(names) > 2
+        self.positive_label.setText("Positive class (against the rest):" if many
+                                    else "Positive class:")
+        self.positive_combo.setVisible(len(names) >= 2)
+        self.positive_label.setVisible(len(names) >= 2)
+        self.set_positive_class(default)
+
+    def set_positive_class(self, index: int) -> None:
+        """Draw the ROC curve of class `index` against every other class."""
+        if self.positive_combo.currentIndex() != index:
+            self.positive_combo.setCurrentIndex(index)   # comes back here once
+            return
+        self._positive_changed(index)
+
+    def _positive_changed(self, index: int) -> None:
+        if self._proba is None or index < 0:
+            return
+        names = self.class_names
+        if len(names) < 2:
+            self.roc = None
+            self._show_roc_message("A ROC curve needs two classes, and this target "
+                                   "has only one.")
+            return
+        try:
+            self.roc = roc_for_class(self._proba, self._y, index, self._w, names)
+        except OrchardError as error:
+            self.roc = None
+            self._show_roc_message(str(error))
+            return
+        self.roc_curve.setData(self.roc.fpr, self.roc.tpr)
+        rest = " against the rest" if len(names) > 2 else ""
+        self.roc_plot.getPlotItem().setTitle(
+            f"AUC = {self.roc.auc:.3f} ({names[index]}{rest})", size="10pt")
+        self.roc_stack.setCurrentWidget(self.roc_plot)
+        self.roc_message = ""
+        page = self.pages["roc"]
+        page.note.setText(f"Each row is scored by its {self._leaf}'s share of "
+                          f"“{names[index]}”, so the curve has a corner per distinct share "
+                          f"({len(self.roc.fpr) - 1}).")
+        page.set_exportable(True)
+
+    def _show_roc_message(self, text: str) -> None:
+        self.roc_message = text
+        self.roc_curve.setData([], [])
+        self.roc_plot.getPlotItem().setTitle("")
+        self.roc_explanation.setText(text)
+        self.roc_stack.setCurrentWidget(self.roc_explanation)
+        self.pages["roc"].note.setText("")
+        self.pages["roc"].set_exportable(False)
+
+    # ----------------------------------------------------------- importance
+    def _draw_bars(self) -> None:
+        plot = self.bar_plot.getPlotItem()
+        plot.clear()
+        page, importance = self.pages["importance"], self.importance
+        if importance is None:      # clear() writes the note
+            plot.getAxis("left").setTicks([[]])
+            return
+        used = int((importance.values > 0).sum())
+        page.set_exportable(True)
+        if not used:
+            plot.getAxis("left").setTicks([[]])
+            page.note.setText("No split of the model reduces its training error (or it "
+                              "makes none), so every column scores 0.")
+            return
+        shown = min(used, MAX_BARS)
+        values = importance.values[:shown]
+        positions = np.arange(shown)
+        plot.addItem(pg.BarGraphItem(x0=0, y=positions, width=values, height=0.7,
+                                     brush=BAR_COLOUR, pen=pg.mkPen(None)))
+        for y, value in zip(positions, values):
+            label = pg.TextItem(_count(value), color=HINT_COLOUR, anchor=(0, 0.5))
+            label.setPos(float(value), float(y))
+            plot.addItem(label)
+        plot.getAxis("left").setTicks(
+            [[(int(k), _short(importance.columns[k])) for k in positions]])
+        plot.setYRange(-0.6, shown - 0.4, padding=0)
+        plot.setXRange(0, float(values.max()) * 1.15, padding=0)
+        unused = len(importance.columns) - used
+        note = (f"Error each column's splits remove on the {self._about} (a node's error "
+                "as a leaf minus its children's), summed over the column's thresholds or "
+                "values.")
+        if used > shown:
+            note += f" The {shown} largest of {used} columns; Export CSV writes all."
+        if unused:
+            note += f" {unused} column{'s' if unused > 1 else ''} the model never tests " \
+                    "score 0."
+        page.note.setText(note)
+
+    # -------------------------------------------------------------- exports
+    def export_csv(self, view: str, path: str | Path) -> None:
+        """Write `view`'s table (every class, curve corner or column) as CSV."""
+        if view == "per_class" and self.scores is not None:
+            write_per_class_csv(path, self.class_names, self.scores)
+        elif view == "roc" and self.roc is not None:
+            write_roc_csv(path, self.roc)
+        elif view == "importance" and self.importance is not None:
+            write_importance_csv(path, self.importance)
+        else:
+            raise DataError(self._nothing(view))
+        self.exported.emit(str(path))
+
+    def export_png(self, view: str, path: str | Path) -> None:
+        """Write `view`'s table or chart as a PNG picture."""
+        if view not in VIEWS or not self.pages[view].png_button.isEnabled():
+            raise DataError(self._nothing(view))
+        picture = self._pictures[view]
+        if not picture.isVisible():
+            self._lay_out_hidden(view)
+        save_png(picture, path)
+        self.exported.emit(str(path))
+
+    def _lay_out_hidden(self, view: str) -> None:
+        """Give a page that is not on screen a readable size.  A hidden QTabWidget
+        never lays out its pages (a tab not opened yet is 100 x 30 pixels), so the
+        page and the stack holding it are sized and laid out here; the table is as
+        tall as its rows (up to a limit), the charts 900 x 600."""
+        page = self.pages[view]
+        height = 600
+        if view == "per_class":
+            rows = min(self.table_model.rowCount(), 200)
+            height = self.table.horizontalHeader().sizeHint().height() + 48 + \
+                rows * self.table.verticalHeader().defaultSectionSize()
+        size = QSize(900, height)
+        for box in (page.parentWidget(), page):
+            if box is not None:
+                box.resize(size)
+                if box.layout() is not None:
+                    box.layout().activate()
+
+    def _nothing(self, view: str) -> str:
+        if view not in VIEWS:
+            return f"There is no evaluation view '{view}' (use one of {', '.join(VIEWS)})."
+        if view == "roc" and self.roc_message:
+            return self.roc_message
+        return f"The {TITLES[view].lower()} view is empty: show a model first."
+
+    def _ask(self, view: str, kind: str) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, f"Export the {TITLES[view].lower()} view", f"{view}.{kind}",
+            "PNG picture (*.png)" if kind == "png" else "CSV (*.csv)")
+        if not path:
+            return
+        try:
+            (self.export_png if kind == "png" else self.export_csv)(view, path)
+        except OrchardError as error:
+            QMessageBox.warning(self, "Export", str(error))

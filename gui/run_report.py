@@ -1,0 +1,119 @@
+"""A run of the history as the HTML report of `engine.export.report` (issue 17, item 8).
+
+The engine writes the page; this module words a `RunRecord` for it in the window's
+own terms (the Results tab's figures, `percent` and `count`), takes the rules from
+the rules export, and extends the anytime curve to the run's end as the chart does.
+The tree's picture is the caller's: it passes PNG bytes (or None) from the view.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from engine.export import rules_text as export_rules
+from engine.export.report import run_report_html, write_report
+from gui.image_export import save_tree_image
+from gui.models import is_model, kind_name, size_text
+from gui.results_panel import count, percent
+from gui.runs import RunRecord
+
+ROW_OPTIONS = {"drop_inconsistent": "rows with conflicting classes dropped",
+               "merge_duplicates": "duplicate rows merged",
+               "remove_redundant": "redundant features removed"}
+
+
+def rules_text(model) -> str:
+    """The text of the model's `rules` export (`engine.export.WRITERS["rules"]`):
+    nested rules then the rule list for a tree, the node list and paths for a
+    diagram; "" when there is no model."""
+    return export_rules(model) if is_model(model) else ""
+
+
+def report_for_run(run: RunRecord, tree_png: bytes | None) -> str:
+    """The report of `run` as one HTML document; `tree_png` is its tree's picture."""
+    curve = list(run.incumbents)
+    if curve and (curve[-1][1] != run.train_error or curve[-1][2] != run.lower_bound):
+        # the search ended after its last tree: the final bound, as the chart shows it
+        curve.append((max(run.time_s, curve[-1][0]), run.train_error, run.lower_bound))
+    return run_report_html(
+        title=f"Run {run.label}", date=run.finished_at, data_summary=_data(run),
+        settings=_settings(run), metrics=_metrics(run), class_names=run.class_names,
+        confusion=run.train_confusion, rules_text=rules_text(run.tree),
+        incumbents=curve, end_time=run.time_s, tree_png=tree_png, notes=_notes(run),
+        confusion_caption=("Training rows (weighted)."
+                           if run.data_settings.get("class_weight") else "Training rows."))
+
+
+def _data(run: RunRecord) -> list[tuple[str, str]]:
+    settings = run.data_settings
+    rows = [("File", run.dataset_name or "not recorded"),
+            ("Rows", f"{run.n_rows:,}"),
+            ("Features", f"{run.n_features:,} (after preparation)"),
+            ("Target", str(settings.get("target") or "?")),
+            ("Classes", f"{len(run.class_names):,}")]
+    if run.total_weight != run.n_rows:
+        rows.append(("Total row weight", count(run.total_weight)))
+    rows += [("Missing values", str(settings.get("missing", "?"))),
+             ("Binarisation", str(settings.get("binarize", "?")))]
+    if settings.get("class_weight"):
+        rows.append(("Class weights", str(settings["class_weight"])))
+    ignored = [name for name, choice in (settings.get("columns") or {}).items()
+               if choice == "ignore"]
+    if ignored:
+        rows.append(("Ignored columns", ", ".join(map(str, ignored))))
+    cleaning = [text for key, text in ROW_OPTIONS.items() if settings.get(key)]
+    if cleaning:
+        rows.append(("Row cleaning", "; ".join(cleaning)))
+    return rows
+
+
+def _settings(run: RunRecord) -> list[tuple[str, str]]:
+    rows = [("Algorithm", f"{run.title}{run.chosen_text}")]
+    rows += [(str(key), str(value)) for key, value in run.params.items()]
+    rows.append(("Time limit", "none" if run.time_limit is None
+                 else f"{run.time_limit:g} s"))
+    if run.evaluation is not None:
+        rows.append(("Test plan", run.evaluation.plan.describe()))
+    return rows
+
+
+def _metrics(run: RunRecord) -> list[tuple[str, str]]:
+    weighted = bool(run.data_settings.get("class_weight"))
+    proven = run.optimal and run.status_text != "optimal"
+    rows = [("Status", run.status_text + (" — proven optimal" if proven else "")),
+            ("Weighted training accuracy" if weighted else "Training accuracy",
+             percent(run.train_accuracy)),
+            ("Training errors", (f"{count(run.train_error)} "
+                                 f"{'weighted errors' if weighted else 'errors'} of "
+                                 f"{count(run.total_weight)}")),
+            ("Lower bound", f"{count(run.lower_bound)} errors (gap {100 * run.gap:.1f}%)")]
+    if run.evaluation is not None:
+        ev = run.evaluation
+        rows.append(("Test accuracy", ev.summary()))
+        if len(ev.folds) > 1:
+            rows.append(("Per fold", ", ".join(percent(a) for a in ev.test_accuracies)))
+    if is_model(run.tree):
+        rows.append((kind_name(run.tree), size_text(run.tree)))
+    rows.append(("Time", f"{run.time_s:.2f} s"))
+    return rows
+
+
+def _notes(run: RunRecord) -> list[str]:
+    notes = [f"Why this algorithm: {run.reason}."] if run.reason else []
+    return notes + ([run.message] if run.message else [])
+
+
+def tree_png(model) -> bytes | None:
+    """The model's picture as PNG bytes, drawn as File → Export picture draws it."""
+    if not is_model(model):
+        return None
+    with tempfile.TemporaryDirectory(prefix="orchard-report-") as folder:
+        path = Path(folder) / "tree.png"
+        save_tree_image(model, path)
+        return path.read_bytes()
+
+
+def save_report(run: RunRecord, path: str | Path) -> None:
+    """Write `run`'s report, its tree's picture included, to `path` (atomically)."""
+    write_report(path, report_for_run(run, tree_png(run.tree)))
