@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 MAX_SHOWN = 30
+MOST_PIXELS = 420   # the most a matrix takes on screen in either direction
 OTHER = "other classes"
 HINT_COLOUR = "#505863"
 _ROOT = QModelIndex()
@@ -176,10 +177,17 @@ class ConfusionView(QWidget):
                           if folded else "")
         self.note.setVisible(bool(folded))
         self.export_button.setEnabled(matrix.size > 0)
+        # A few classes fit whole, without scroll bars (a squeezed layout would give
+        # them a sliver); many classes scroll within at most 420 pixels.
         rows = shown.shape[0]
-        height = self.table.horizontalHeader().height() + 2 * self.table.frameWidth() + \
-            rows * self.table.verticalHeader().defaultSectionSize() + 2
-        self.table.setMaximumHeight(max(min(height, 420), 60))
+        table = self.table
+        height = table.horizontalHeader().sizeHint().height() + 2 * table.frameWidth() + \
+            rows * table.verticalHeader().defaultSectionSize() + 2
+        width = table.verticalHeader().sizeHint().width() + 2 * table.frameWidth() + \
+            sum(table.horizontalHeader().sectionSize(c) for c in range(len(labels))) + 2
+        table.setMaximumHeight(max(min(height, MOST_PIXELS), 60))
+        table.setMinimumHeight(max(min(height, MOST_PIXELS), 60))
+        table.setMinimumWidth(min(width, MOST_PIXELS))
 
     def choose_cell(self, row: int, column: int) -> None:
         """A shown cell chosen: `cell_chosen` with its classes (not for folded ones)."""

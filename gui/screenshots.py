@@ -7,7 +7,13 @@ improving its tree, mid-run), finished-tree.png (an optimal tree, one path
 highlighted), results.png (history of three runs, two curves compared),
 export-dialog.png (the Export dialog over the window, whole screen) and diagram.png
 (an `odd` decision diagram, every path into one class terminal highlighted).
-`... -m gui.screenshots docs/screenshots diagram` takes only the last one.
+`... -m gui.screenshots docs/screenshots diagram` takes only the last one, and
+`... analysis` the analyst's tools around a tree instead: node-rows.png (a node's
+rows in the Data tab), row-path.png (a row's path lit), predict-file.png (Predict a
+file), edit-menu.png and edited-tree.png (a node's menu, a subtree collapsed),
+confusion-rows.png (a confusion cell's rows), evaluation-per-class.png,
+evaluation-roc.png and evaluation-importance.png (the Evaluation tab), class-weights.png
+(a balanced run's weighted figures).
 `--size 1280x720` (or `--size max`, maximised by the window manager: run one such as
 openbox on the Xvfb display) takes them at another window size; the default is the
 documentation's 1400x900.
@@ -23,7 +29,15 @@ from PySide6.QtCore import QEventLoop
 from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QApplication
 
-from gui.main_window import SAMPLES_DIR, TAB_DATA, TAB_RESULTS, TAB_TREE, MainWindow
+from gui.main_window import (
+    SAMPLES_DIR,
+    TAB_DATA,
+    TAB_EVALUATION,
+    TAB_RESULTS,
+    TAB_TREE,
+    MainWindow,
+)
+from gui.tree_scene import NodeItem
 
 DEFAULT_SIZE = "1400x900"
 
@@ -178,6 +192,88 @@ def take(folder: Path, size: str = DEFAULT_SIZE) -> list[Path]:
     return shots
 
 
+def _screen_shot(app, window, shoot, name: str, widget) -> None:
+    """A popup or dialog with the window under it: the screen, cut to the window."""
+    _pump(app, 0.5)
+    shoot(name, dialog=widget)
+
+
+def take_analysis(folder: Path, size: str = DEFAULT_SIZE) -> list[Path]:
+    app, window = _open_window(folder, size)
+    shots: list[Path] = []
+    shoot = _shooter(app, window, folder, shots)
+    window.load_path(SAMPLES_DIR / "loans.csv")
+    _wait(app, lambda: window.dataset is not None and not window.preparing)
+    _run(app, window, "blossom", 3)
+    tree = window.tree
+
+    # node -> rows: the root's right child clicked
+    window.tabs.setCurrentIndex(TAB_TREE)
+    _pump(app, 0.3)
+    window._show_node(int(tree.right[0]))
+    _wait(app, lambda: window.data_view.node_bar.isVisible())
+    shoot("node-rows.png")
+    window.data_view.all_rows_button.click()
+
+    # row -> path: the fifth row chosen in the preview, the tree shown beside
+    window.tabs.setCurrentIndex(TAB_DATA)
+    window.data_view.preview_view.selectRow(4)
+    window.tabs.setCurrentIndex(TAB_TREE)
+    window._show_row(4)
+    shoot("row-path.png")
+
+    # predict a file
+    dialog = window.predict_dialog()
+    dialog.resize(900, 560)
+    dialog.move(window.geometry().center() - dialog.rect().center())
+    read = []
+    dialog.finished_reading.connect(lambda: read.append(True))
+    dialog.open_path(SAMPLES_DIR / "loans.csv")
+    _wait(app, lambda: bool(read))
+    _screen_shot(app, window, shoot, "predict-file.png", dialog)
+    dialog.close()
+
+    # edit by hand: the menu of the root's left child, then that subtree collapsed
+    view = window.view
+    node = int(tree.left[0])
+    item = next(i for i in view.tree_scene().items()
+                if isinstance(i, NodeItem) and i.node == node)
+    point = view.mapFromScene(item.sceneBoundingRect().center())
+    window._node_menu(node, view.viewport().mapToGlobal(point))
+    _screen_shot(app, window, shoot, "edit-menu.png", window.node_menu)
+    window.node_menu.close()
+    window.collapse_node(node)
+    _wait(app, lambda: not view.is_building)
+    shoot("edited-tree.png")
+    window.editor.undo()
+    _wait(app, lambda: not view.is_building)
+
+    # a confusion-matrix cell's rows
+    window.tabs.setCurrentIndex(TAB_RESULTS)
+    window.results.train_matrix.choose_cell(0, 1)
+    _wait(app, lambda: window.data_view.node_bar.isVisible())
+    shoot("confusion-rows.png")
+    window.data_view.all_rows_button.click()
+
+    # the Evaluation tab's three views
+    window.tabs.setCurrentIndex(TAB_EVALUATION)
+    for index, name in enumerate(("per-class", "roc", "importance")):
+        window.evaluation_views.setCurrentIndex(index)
+        shoot(f"evaluation-{name}.png")
+
+    # class weights: a balanced run's weighted figures
+    window.data_panel.class_weight_edit.setText("balanced")
+    window.data_panel.class_weight_edit.editingFinished.emit()
+    _pump(app, 0.5)
+    _run(app, window, "blossom", 3)
+    window.tabs.setCurrentIndex(TAB_RESULTS)
+    shoot("class-weights.png")
+    window.close()
+    return shots
+
+
+SETS = {"diagram": take_diagram, "analysis": take_analysis}
+
 if __name__ == "__main__":
     args = sys.argv[1:]
     size = DEFAULT_SIZE
@@ -186,5 +282,5 @@ if __name__ == "__main__":
         size = args[at + 1]
         del args[at:at + 2]
     target = Path(args[0] if args else "docs/screenshots")
-    for shot in (take_diagram if args[1:] == ["diagram"] else take)(target, size):
+    for shot in SETS.get(args[1] if args[1:] else "", take)(target, size):
         print(shot)
