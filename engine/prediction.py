@@ -8,6 +8,7 @@ values), and when the table has the model's class column its rows are scored.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -72,3 +73,25 @@ def confusion_rows(model, frame: pd.DataFrame, true: int, predicted: int) -> np.
     rows one cell of the confusion matrix counts (their indices)."""
     truth = model.prep.labels(frame[model.prep.target])   # -1: missing or unknown
     return np.flatnonzero((truth == true) & (model.predict_frame(frame) == predicted))
+
+
+def row_path(model, frame: pd.DataFrame) -> tuple[list[int], list[str], int]:
+    """The way the first row of `frame` (raw cells) goes through a Tree or Diagram: the
+    nodes from the root to its leaf or class terminal, the branch condition it meets
+    at each test on the way, and the class predicted."""
+    X = model.prep.transform(frame.iloc[:1])
+    if hasattr(model, "walk"):   # a diagram: the nodes its own walk sends the row to
+        path: list[int] = []
+        end = model.walk(X, lambda node, rows: rows.size and path.append(node))
+        path.append(int(end[0]))
+    else:
+        path = [0]
+        while not model.is_leaf(path[-1]):
+            node = path[-1]
+            go_left = X[0, model.feature[node]] <= model.threshold[node]
+            path.append(int(model.left[node] if go_left else model.right[node]))
+    conditions = []
+    for parent, child in pairwise(path):
+        left_text, right_text = model.branch_conditions(parent)
+        conditions.append(left_text if model.left[parent] == child else right_text)
+    return path, conditions, int(model.predict(X)[0])

@@ -53,8 +53,12 @@ def ensure_gui_application():
     return app
 
 
-def save_tree_image(tree, path: str | os.PathLike) -> None:
-    """Draw `tree` (or a diagram) into `path`: .png (2x, white background), .svg or .pdf."""
+def save_tree_image(tree, path: str | os.PathLike, **display) -> None:
+    """Draw `tree` (or a diagram) into `path`: .png (2x, white background), .svg or .pdf.
+
+    `display` draws a tree as the window shows it (`TreeView.display_options()`:
+    folded subtrees as "+N" badges, edge widths); a picture never has the overview.
+    """
     path = Path(path)
     ext = path.suffix.lower()
     if ext not in FORMATS:
@@ -68,7 +72,7 @@ def save_tree_image(tree, path: str | os.PathLike) -> None:
     ensure_gui_application()
     from gui.models import scene_for
 
-    scene = scene_for(tree)
+    scene = scene_for(tree, **display)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=ext, dir=folder)
     except OSError as error:

@@ -45,7 +45,7 @@ from engine.data.columns import ColumnKind
 from engine.data.dataset import PrepOptions
 from engine.evaluation import CrossValidation
 from engine.model.tree import Tree
-from engine.prediction import confusion_rows, node_rows
+from engine.prediction import confusion_rows, node_rows, row_path
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
@@ -66,12 +66,14 @@ from gui.models import is_model, size_text
 from gui.predict_dialog import PredictDialog
 from gui.progress_chart import ProgressChart
 from gui.results_panel import ResultsPanel
+from gui.row_form import RowForm, first_row_values
 from gui.run_report import save_report
 from gui.runs import RunRecord, run_task, status_text
 from gui.session import SUFFIX as SESSION_SUFFIX
 from gui.session import Session, is_session_file, load_session, save_session
 from gui.status_bar import RunFigures
 from gui.tree_editing import TreeEditor
+from gui.tree_tools import TreeToolBar
 from gui.tree_view import TreeView
 from gui.worker import Worker, error_message
 from resources import SAMPLES_DIR
@@ -285,6 +287,8 @@ class MainWindow(QMainWindow):
         self.stop_action = action("&Stop", self.stop, "Esc")
         self.predict_action = action("&Predict a file…", self.predict_dialog,
                                      tip="Predict the rows of another CSV with this model")
+        self.row_form_action = action("&Test a row…", self.row_form, None,
+                                      "Type one row's values and see its path")
         self.undo_action = action("&Undo edit", self.editor.undo, QKeySequence.Undo,
                                   "Undo the last edit of a tree by hand")
         self.redo_action = action("&Redo edit", self.editor.redo, QKeySequence.Redo,
@@ -326,6 +330,7 @@ class MainWindow(QMainWindow):
         run_menu.addAction(self.stop_action)
         run_menu.addSeparator()
         run_menu.addAction(self.predict_action)
+        run_menu.addAction(self.row_form_action)
         bar.addMenu("&Help").addAction(self.about_action)
 
     def _build_central(self) -> None:
@@ -445,6 +450,8 @@ class MainWindow(QMainWindow):
         self.view.path_hovered.connect(self._path_hovered)
         self.view.node_clicked.connect(self._show_node)
         self.view.node_menu.connect(self._node_menu)
+        self.tree_tools = TreeToolBar(self.view, area)
+        layout.addWidget(self.tree_tools)
         frame = QFrame(area)
         frame.setFrameShape(QFrame.StyledPanel)
         frame_layout = QVBoxLayout(frame)
@@ -498,6 +505,7 @@ class MainWindow(QMainWindow):
         self.sample_menu.setEnabled(not busy and bool(sample_files()))
         self.algo_panel.setEnabled(not self.running)
         self.predict_action.setEnabled(self.tree is not None and not self.running)
+        self.row_form_action.setEnabled(is_model(self.tree) and not self.running)
         self.undo_action.setEnabled(self.editor.can_undo and not self.running)
         self.redo_action.setEnabled(self.editor.can_redo and not self.running)
         self.evaluation_box.setEnabled(not self.running)
@@ -610,22 +618,38 @@ class MainWindow(QMainWindow):
         worker.start()
 
     def _show_row(self, row: int) -> None:
-        """A row chosen in the data table: its path lit in the tree, its prediction said."""
-        tree, scene = self.tree, self.view.tree_scene()
-        if not isinstance(tree, Tree) or self.raw is None or scene is None:
-            return
-        frame = self.raw.frame.iloc[[row]]
+        """A row chosen in the data table: its path lit in the model, its prediction said."""
+        if self.raw is not None and is_model(self.tree):
+            self.set_status(self.light_row(self.raw.frame.iloc[[row]], f"Row {row + 1}"))
+
+    def light_row(self, frame, name: str) -> str:
+        """Light the way of a one-row raw table through the model on screen and say
+        where it ends, in one sentence."""
+        model, scene = self.tree, self.view.tree_scene()
+        if not is_model(model) or scene is None:
+            return "There is no model on screen to send the row through."
         try:
-            leaf = int(tree.apply(tree.prep.transform(frame))[0])
-        except Exception as error:  # noqa: BLE001 - a table the tree was not trained on
-            self.set_status(f"Row {row + 1} cannot go through this tree: {error_message(error)}")
-            return
-        scene.hover_node(leaf)
-        text = f"Row {row + 1}: predicted {tree.class_names[tree.label[leaf]]}"
-        if tree.prep.target in frame.columns and frame[tree.prep.target].notna().all():
-            text += f" (true class {frame[tree.prep.target].iloc[0]})"
-        path = " and ".join(scene.path_conditions(leaf))
-        self.set_status(text + (f", because {path}." if path else "."))
+            path, conditions, predicted = row_path(model, frame)
+        except Exception as error:  # noqa: BLE001 - a table the model was not trained on
+            return f"{name} cannot go through this model: {error_message(error)}"
+        scene.light_path(path)
+        text = f"{name}: predicted {model.class_names[predicted]}"
+        target = model.prep.target
+        if target in frame.columns and frame[target].notna().all():
+            text += f" (true class {frame[target].iloc[0]})"
+        return text + (f", because {' and '.join(conditions)}." if conditions else ".")
+
+    def row_form(self) -> RowForm | None:
+        """Open Run → Test a row for the model on screen (None if there is none)."""
+        if not is_model(self.tree):
+            return None
+        run = self.current_run
+        first = first_row_values(self.tree, self.raw.frame if self.raw is not None else None)
+        form = RowForm(self.tree, f"run #{run.number}" if run else "the current model",
+                       lambda frame: self.light_row(frame, "This row"), self, first)
+        form.setAttribute(Qt.WA_DeleteOnClose)
+        form.show()
+        return form
 
     def _show_cell(self, true: int, predicted: int) -> None:
         """A training confusion-matrix cell clicked: the rows it counts in the data
@@ -1427,7 +1451,8 @@ class MainWindow(QMainWindow):
         self.export_image(path)
 
     def export_image(self, path: str | Path) -> bool:
-        return self._save(lambda: save_tree_image(self.tree, path),
+        return self._save(lambda: save_tree_image(self.tree, path,
+                                                  **self.view.display_options()),
                           f"Saved the picture of the tree to {path}.")
 
     def report_dialog(self) -> None:

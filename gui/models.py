@@ -18,10 +18,14 @@ def is_model(obj) -> bool:
     return isinstance(obj, (Tree, Diagram))
 
 
-def scene_for(model: Tree | Diagram, parent=None, deferred: bool = False) -> ModelScene:
-    """The scene drawing `model`: a DiagramScene or a TreeScene."""
-    kind = DiagramScene if isinstance(model, Diagram) else TreeScene
-    return kind(model, parent, deferred)
+def scene_for(model: Tree | Diagram, parent=None, deferred: bool = False,
+              **display) -> ModelScene:
+    """The scene drawing `model`: a DiagramScene or a TreeScene.  `display` is how a
+    tree is shown (`collapsed`, `display_depth`, `edge_width_by_rows`: see
+    `TreeScene`); a diagram has no such options and ignores them."""
+    if isinstance(model, Diagram):
+        return DiagramScene(model, parent, deferred)
+    return TreeScene(model, parent, deferred, **display)
 
 
 def export_kinds(model: Tree | Diagram) -> list[str]:

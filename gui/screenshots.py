@@ -13,7 +13,8 @@ rows in the Data tab), row-path.png (a row's path lit), predict-file.png (Predic
 file), edit-menu.png and edited-tree.png (a node's menu, a subtree collapsed),
 confusion-rows.png (a confusion cell's rows), evaluation-per-class.png,
 evaluation-roc.png and evaluation-importance.png (the Evaluation tab), class-weights.png
-(a balanced run's weighted figures).
+(a balanced run's weighted figures) and big-tree.png (a depth limit, a search and the
+overview of a depth-8 tree).
 `--size 1280x720` (or `--size max`, maximised by the window manager: run one such as
 openbox on the Xvfb display) takes them at another window size; the default is the
 documentation's 1400x900.
@@ -268,6 +269,18 @@ def take_analysis(folder: Path, size: str = DEFAULT_SIZE) -> list[Path]:
     _run(app, window, "blossom", 3)
     window.tabs.setCurrentIndex(TAB_RESULTS)
     shoot("class-weights.png")
+
+    # a big tree: greedy at depth 8 shown to depth 4, a search zoomed in (overview)
+    window.data_panel.class_weight_edit.setText("")
+    window.data_panel.class_weight_edit.editingFinished.emit()
+    _pump(app, 0.5)
+    _run(app, window, "greedy", 8)
+    window.tabs.setCurrentIndex(TAB_TREE)
+    tools = window.tree_tools
+    tools.depth_spin.setValue(4)
+    tools.search_edit.setText("income")
+    tools.find_next()
+    shoot("big-tree.png")
     window.close()
     return shots
 

@@ -18,6 +18,13 @@ tells the window which tests lead there).  A scene can be built in slices
 draw a 2000-node incumbent without holding the event loop for more than a few
 milliseconds at a time; tooltips are composed only when a node is first hovered.
 
+Trees of depth 6-10 are read with display tools that never touch the model: a
+subtree can be collapsed (its node then carries a "+N" badge counting the hidden
+nodes, and the layout is recomputed so hidden parts take no room), a display depth
+collapses everything below it, `find` marks the nodes testing a column or predicting
+a class, and edges are as wide as the share of training weight they carry.  All
+items are built once; collapsing only hides items and moves the rest (`relayout`).
+
 `ModelScene` is what every model's drawing shares with the view and the exports
 (hover, slices, legend, scene bounds); `gui.diagram_scene` draws decision diagrams
 with the same items, style and colours.
@@ -63,6 +70,8 @@ INTERNAL_FILL = QColor("#f6f7f9")
 INTERNAL_BORDER = QColor("#6b7580")
 EMPTY_BAR = QColor("#dde1e6")
 HIGHLIGHT = QColor("#1f2328")   # the hovered path: dark and thick, any class colour
+MATCH = QColor("#e8590c")       # nodes found by a search: an orange ring, not a class colour
+BADGE_FILL = QColor("#3d444d")  # the "+N" badge of a collapsed subtree
 
 FONT_TITLE_PX = 13
 FONT_SMALL_PX = 11
@@ -74,6 +83,11 @@ H_GAP = 22.0         # between neighbouring leaf boxes
 V_GAP = 58.0         # between a box's bottom and the next row's top
 RADIUS = 6.0
 MARGIN = 24.0        # around the whole drawing
+BADGE_HEIGHT = 16.0  # the "+N" pill straddling a collapsed node's bottom edge
+STACK_OFFSET = 4.0   # a collapsed node shows a second box behind it, this far down-right
+MATCH_RING = 4.0     # a found node's ring, this far outside its box
+EDGE_WIDTH = 1.4     # an edge's width when widths do not follow the rows
+MIN_EDGE_WIDTH, MAX_EDGE_WIDTH = 1.0, 8.0  # widths by rows: no weight .. all of it
 
 _HAIRLINE = QPen(QColor("#6b7580"), 0)  # cosmetic: always one device pixel
 _HIGHLIGHT_HAIRLINE = QPen(HIGHLIGHT, 2)
@@ -162,9 +176,13 @@ class NodeItem(QGraphicsItem):
         self.fractions = fractions  # share of each class, sums to 1 (or empty)
         self.leaf_class = leaf_class
         self.highlighted = False    # on the path from the root to the hovered node
+        self.matched = False        # found by the last search
+        self.hidden_count = 0       # collapsed: the nodes hidden below ("+N"), else 0
         self._style = style
         self._rect = QRectF(-style.box_width / 2, 0, style.box_width, style.box_height)
         self._tooltip = tooltip     # text, or a function composing it on first use
+        self._base_tooltip: str | None = None
+        self._badge = QRectF()
         self.setZValue(1)
         self.setAcceptHoverEvents(True)
         if leaf_class is None:
@@ -185,7 +203,11 @@ class NodeItem(QGraphicsItem):
         return self.leaf_class is not None
 
     def texts(self) -> list[str]:
-        return [self.title, self.subtitle]
+        return [self.title, self.subtitle] + ([self.badge_text] if self.hidden_count else [])
+
+    @property
+    def badge_text(self) -> str:
+        return f"+{self.hidden_count}"
 
     def toolTip(self) -> str:
         self._ensure_tooltip()
@@ -195,12 +217,50 @@ class NodeItem(QGraphicsItem):
         if self._tooltip is not None:
             text = self._tooltip() if callable(self._tooltip) else self._tooltip
             self._tooltip = None
-            self.setToolTip(text)
+            self._base_tooltip = text
+            self._show_tooltip()
+
+    def _show_tooltip(self) -> None:
+        """The composed text plus, in a tree, how to fold or unfold this subtree (Qt
+        reads the stored tooltip, so it is stored again when the node folds)."""
+        text = self._base_tooltip
+        if self.hidden_count:
+            text += (f"\n{self.hidden_count} nodes hidden below: click the badge or "
+                     "Alt+click to expand")
+        elif not self.is_leaf and isinstance(self.scene(), TreeScene):
+            text += "\nAlt+click to collapse this subtree"
+        self.setToolTip(text)
 
     def set_highlighted(self, on: bool) -> None:
         if on != self.highlighted:
             self.highlighted = on
             self.update()
+
+    def set_matched(self, on: bool) -> None:
+        if on != self.matched:
+            self.matched = on
+            self.update()
+
+    def set_hidden_count(self, count: int) -> None:
+        """Fold (count > 0: a badge "+count" and a box stacked behind) or unfold."""
+        if count == self.hidden_count:
+            return
+        self.prepareGeometryChange()
+        self.hidden_count = count
+        self._badge = QRectF()
+        if count:
+            metrics = QFontMetricsF(self._style.small_font)
+            width = metrics.horizontalAdvance(self.badge_text) + 14
+            self._badge = QRectF(-width / 2, self._rect.bottom() - BADGE_HEIGHT / 3,
+                                 width, BADGE_HEIGHT)
+        if self._base_tooltip is not None:
+            self._show_tooltip()
+        self.update()
+
+    def badge_contains(self, scene_point: QPointF) -> bool:
+        """True when `scene_point` falls on this node's "+N" badge (a click expands)."""
+        return self.hidden_count > 0 and self._badge.adjusted(-3, -3, 3, 3).contains(
+            self.mapFromScene(scene_point))
 
     def hoverEnterEvent(self, event) -> None:
         self._ensure_tooltip()
@@ -216,23 +276,52 @@ class NodeItem(QGraphicsItem):
         super().hoverLeaveEvent(event)
 
     def boundingRect(self) -> QRectF:
-        return self._rect.adjusted(-2, -2, 2, 2)
+        bounds = self._rect.adjusted(-MATCH_RING - 2, -MATCH_RING - 2, MATCH_RING + 2,
+                                     MATCH_RING + 2)
+        if self.hidden_count:
+            bounds = bounds.united(self._rect.translated(STACK_OFFSET, STACK_OFFSET))
+            bounds = bounds.united(self._badge.adjusted(-2, -2, 2, 2))
+        return bounds
+
+    def shape(self) -> QPainterPath:
+        """The box and its badge (a click beside the box is not on the node)."""
+        path = QPainterPath()
+        path.addRect(self._rect)
+        if self.hidden_count:
+            path.addRect(self._badge)
+        return path
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         lod = _level_of_detail(painter)
         detailed = lod >= TEXT_LOD or self.scene().always_detailed
-        painter.setPen(self._pen)
-        painter.setBrush(self._fill)
         rect = self._rect
         if lod < SHAPE_LOD and not detailed:
-            painter.setPen(QPen(HIGHLIGHT, 0) if self.highlighted else self._overview_pen)
-            painter.setBrush(self._overview_brush)
+            if self.hidden_count:  # something is folded here: a darker block beneath
+                painter.setPen(Qt.NoPen)
+                painter.setBrush(BADGE_FILL)
+                painter.drawRect(rect.translated(STACK_OFFSET, STACK_OFFSET))
+            painter.setPen(QPen(HIGHLIGHT, 0) if self.highlighted else
+                           QPen(MATCH, 0) if self.matched else self._overview_pen)
+            # found nodes turn orange: a ring would be thinner than a pixel here
+            painter.setBrush(MATCH if self.matched else self._overview_brush)
             painter.drawRect(rect)
             return
-        if self.highlighted:
-            painter.setPen(QPen(HIGHLIGHT, 3.0))
+        if self.hidden_count:
+            painter.setPen(self._pen)
+            painter.setBrush(INTERNAL_FILL)
+            painter.drawRoundedRect(rect.translated(STACK_OFFSET, STACK_OFFSET),
+                                    RADIUS, RADIUS)
+        if self.matched:
+            painter.setPen(QPen(MATCH, 3.0))
+            painter.setBrush(Qt.NoBrush)
+            ring = rect.adjusted(-MATCH_RING, -MATCH_RING, MATCH_RING, MATCH_RING)
+            painter.drawRoundedRect(ring, RADIUS + MATCH_RING, RADIUS + MATCH_RING)
+        painter.setPen(QPen(HIGHLIGHT, 3.0) if self.highlighted else self._pen)
+        painter.setBrush(self._fill)
         painter.drawRoundedRect(rect, RADIUS, RADIUS)
         self._paint_bar(painter)
+        if self.hidden_count:
+            self._paint_badge(painter, detailed)
         if not detailed:
             return
         s = self._style
@@ -245,6 +334,16 @@ class NodeItem(QGraphicsItem):
         painter.setFont(s.small_font)
         painter.drawText(QRectF(inner.left(), inner.top() + s.title_height + 1,
                                 inner.width(), s.small_height), Qt.AlignCenter, self.subtitle)
+
+    def _paint_badge(self, painter: QPainter, detailed: bool) -> None:
+        painter.setPen(Qt.NoPen)
+        painter.setBrush(BADGE_FILL)
+        r = self._badge.height() / 2
+        painter.drawRoundedRect(self._badge, r, r)
+        if detailed:
+            painter.setPen(Qt.white)
+            painter.setFont(self._style.small_font)
+            painter.drawText(self._badge, Qt.AlignCenter, self.badge_text)
 
     def _paint_bar(self, painter: QPainter) -> None:
         rect = self._rect
@@ -292,22 +391,53 @@ class EdgeItem(QGraphicsItem):
     `label_at` (the scene chooses both: elbows in a tree, curves in a diagram)."""
 
     def __init__(self, parent_node: int, child_node: int, path: QPainterPath,
-                 label_at: QPointF, label: str, condition: str, font: QFont):
+                 label_at: QPointF, label: str, condition: str, font: QFont,
+                 weight: float = 0.0, width: float = EDGE_WIDTH):
         super().__init__()
         self.parent_node = parent_node
         self.child_node = child_node
         self.label = label            # "yes" or "no"
         self.condition = condition    # the branch condition in full
         self._font = font
-        self._path = path
-        w, h = _label_size(font, label)
-        self._label_rect = QRectF(label_at.x() - w / 2, label_at.y() - h / 2, w, h)
-        self._bounds = path.boundingRect().united(self._label_rect).adjusted(-2, -2, 2, 2)
-        self._pen = QPen(EDGE, 1.4)
+        self._pen = QPen(EDGE, width)
         self._pen.setCosmetic(False)
+        self._pen.setJoinStyle(Qt.MiterJoin)  # wide elbows keep square corners
+        self._pen.setCapStyle(Qt.FlatCap)     # and end where the boxes begin
         self.highlighted = False
+        self.weight = weight  # share of the root's training weight reaching the child
+        self.offset = None    # in a tree: the child's place relative to the parent's
+        self._label_size = _label_size(font, label)
+        self.set_path(path, label_at)
         self.setToolTip(condition)
         self.setZValue(0)
+
+    @property
+    def width(self) -> float:
+        return self._pen.widthF()
+
+    def set_path(self, path: QPainterPath, label_at: QPointF) -> None:
+        """Route the connector anew (after the layout changed)."""
+        self.prepareGeometryChange()
+        self._path = path
+        w, h = self._label_size
+        self._label_rect = QRectF(label_at.x() - w / 2, label_at.y() - h / 2, w, h)
+        self._update_bounds()
+
+    def set_width(self, width: float) -> None:
+        """Draw `width` scene units wide (a tree's edges: by the rows they carry)."""
+        if width != self._pen.widthF():
+            self.prepareGeometryChange()
+            self._pen.setWidthF(width)
+            self._update_bounds()
+            self.update()
+
+    def _update_bounds(self) -> None:
+        grow = max(2.0, self._highlight_width() / 2 + 1)
+        self._bounds = self._path.boundingRect().adjusted(-grow, -grow, grow, grow).united(
+            self._label_rect.adjusted(-2, -2, 2, 2))
+
+    def _highlight_width(self) -> float:
+        return max(3.0, self._pen.widthF() + 1.5)
 
     def set_highlighted(self, on: bool) -> None:
         if on != self.highlighted:
@@ -331,8 +461,9 @@ class EdgeItem(QGraphicsItem):
         painter.setBrush(Qt.NoBrush)
         # Thinner than a pixel on screen: draw one pixel wide so the shape stays visible.
         if self.highlighted:
-            pen = QPen(HIGHLIGHT, 3.0)
-            painter.setPen(pen if lod * 3.0 >= 2 else _HIGHLIGHT_HAIRLINE)
+            width = self._highlight_width()
+            pen = QPen(HIGHLIGHT, width, Qt.SolidLine, Qt.FlatCap, Qt.MiterJoin)
+            painter.setPen(pen if lod * width >= 2 else _HIGHLIGHT_HAIRLINE)
         else:
             painter.setPen(self._pen if lod * self._pen.widthF() >= 1 else _HAIRLINE)
         painter.drawPath(self._path)
@@ -399,33 +530,39 @@ class LegendItem(QGraphicsItem):
             painter.drawText(self._more_rect, Qt.AlignVCenter | Qt.AlignLeft, self._more)
 
 
-def tree_layout(tree: Tree) -> tuple[list[int], np.ndarray, np.ndarray]:
-    """Reachable nodes in pre-order, with each node's slot (x in leaf widths) and depth.
+def tree_layout(tree: Tree, folded=frozenset()) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """Shown nodes in pre-order, with each node's slot (x in leaf widths) and depth.
 
     Leaves take consecutive slots from left to right; a parent sits midway between
-    its two children.
+    its two children.  A node in `folded` is laid out as a leaf and nothing below it
+    is listed, so a collapsed subtree takes one slot.  (Plain lists: for 2047 nodes
+    this takes about a millisecond, numpy element access would take several.)
     """
     n = tree.n_nodes
-    slot = np.zeros(n, dtype=np.float64)
-    depth = np.zeros(n, dtype=np.int64)
+    left, right = tree.left.tolist(), tree.right.tolist()
+    ends = (tree.feature < 0).tolist()
+    for node in folded:
+        ends[node] = True
+    slot = [0.0] * n
+    depth = [0] * n
     order: list[int] = []
     stack = [0]
+    next_slot = 0
     while stack:
         node = stack.pop()
         order.append(node)
-        if not tree.is_leaf(node):
-            for child in (tree.right[node], tree.left[node]):  # left is popped first
-                depth[child] = depth[node] + 1
-                stack.append(int(child))
-    next_slot = 0
-    for node in order:
-        if tree.is_leaf(node):
+        if ends[node]:
             slot[node] = next_slot
             next_slot += 1
+        else:
+            d = depth[node] + 1
+            depth[left[node]] = depth[right[node]] = d
+            stack.append(right[node])
+            stack.append(left[node])   # left is popped first
     for node in reversed(order):
-        if not tree.is_leaf(node):
-            slot[node] = (slot[tree.left[node]] + slot[tree.right[node]]) / 2
-    return order, slot, depth
+        if not ends[node]:
+            slot[node] = (slot[left[node]] + slot[right[node]]) / 2
+    return order, np.array(slot), np.array(depth, dtype=np.int64)
 
 
 def _widest(metrics: QFontMetricsF, texts: list[str]) -> float:
@@ -488,7 +625,7 @@ class ModelScene(QGraphicsScene):
         """Every text the drawing shows (for search, tests and accessibility)."""
         out: list[str] = []
         for item in self.items(Qt.AscendingOrder):
-            if hasattr(item, "texts"):
+            if hasattr(item, "texts") and item.isVisible():
                 out.extend(item.texts())
         return out
 
@@ -505,14 +642,28 @@ class ModelScene(QGraphicsScene):
         """Highlight the way from the root to `node` (None: no highlight)."""
         if node == self.hovered_node:
             return
-        nodes, arcs = self._highlight(node) if node is not None else (set(), set())
+        self._set_highlight(*(self._highlight(node) if node is not None else (set(), set())))
+        self.hovered_node = node
+        self.path_hovered.emit(node)
+
+    def light_path(self, path: list[int]) -> None:
+        """Highlight exactly `path` (root first) and the arcs along it: one row's way
+        through the model (in a diagram, one of the ways into its terminal).  Folded
+        parts on the way are unfolded; the light stays until another node is hovered."""
+        self.reveal(path)
+        self._set_highlight(set(path), set(pairwise(path)))
+        self.hovered_node = None
+
+    def reveal(self, nodes) -> bool:
+        """Unfold what hides `nodes`; only trees fold (`TreeScene.reveal`)."""
+        return False
+
+    def _set_highlight(self, nodes: set[int], arcs: set[tuple[int, int]]) -> None:
         for item in self.node_items:
             if item is not None:
                 item.set_highlighted(item.node in nodes)
         for edge in self.edge_items:
             edge.set_highlighted((edge.parent_node, edge.child_node) in arcs)
-        self.hovered_node = node
-        self.path_hovered.emit(node)
 
     def highlighted_nodes(self) -> list[int]:
         return sorted(item.node for item in self.node_items
@@ -542,20 +693,57 @@ class ModelScene(QGraphicsScene):
         legend.setPos(x, -legend.boundingRect().height() - 18)
         self.addItem(legend)
         self.legend = legend
+        self._set_extent(extent)
+
+    def _set_extent(self, extent: QRectF) -> None:
+        """The scene covers the drawing's `extent`, the legend and a margin."""
+        legend = self.legend
         bounds = extent.united(QRectF(legend.pos(), legend.boundingRect().size()))
         self.setSceneRect(bounds.adjusted(-MARGIN - 2, -MARGIN - 2, MARGIN + 2, MARGIN + 2))
 
 
 class TreeScene(ModelScene):
-    """The drawing of one tree; `node_items[i]` is node i's box (None if unreachable)."""
+    """The drawing of one tree; `node_items[i]` is node i's box (None if unreachable).
 
-    def __init__(self, tree: Tree, parent=None, deferred: bool = False):
+    `collapsed` holds the internal nodes whose subtrees are folded away (display
+    only: the tree is not changed); a node is shown when no ancestor is folded.
+    Every item exists from the build on, so folding only hides, shows and moves
+    items (`relayout`), with no new measuring of texts.
+    """
+
+    def __init__(self, tree: Tree, parent=None, deferred: bool = False,
+                 collapsed=(), display_depth: int | None = None,
+                 edge_width_by_rows: bool = True):
         super().__init__(tree, tree.n_nodes, parent)
         self.parent_of = np.full(tree.n_nodes, -1, dtype=np.int64)
         internal = np.flatnonzero(tree.feature >= 0)
         self.parent_of[tree.left[internal]] = internal
         self.parent_of[tree.right[internal]] = internal
+        self._order, _, depth = tree_layout(tree)   # every reachable node, pre-order
+        self.depth_of: list[int] = depth.tolist()
+        self.subtree_size = self._subtree_sizes()
+        self.display_depth: int | None = None
+        self.collapsed: set[int] = set()
+        self.edge_width_by_rows = edge_width_by_rows
+        self.matches: list[int] = []
+        self._placed: dict[int, tuple[float, float]] = {}  # node -> where its item is
+        self._relayout_pending = False
+        self.display_depth = display_depth
+        self.collapsed = self._folds_below(display_depth) | {
+            int(n) for n in collapsed if self._foldable(int(n))}
         self._start(deferred)
+
+    def _subtree_sizes(self) -> list[int]:
+        """Nodes in each node's subtree, itself included (children before parents)."""
+        size = [1] * self.tree.n_nodes
+        left, right = self.tree.left.tolist(), self.tree.right.tolist()
+        for node in reversed(self._order):
+            if left[node] >= 0:
+                size[node] += size[left[node]] + size[right[node]]
+        return size
+
+    def _foldable(self, node: int) -> bool:
+        return 0 <= node < self.tree.n_nodes and not self.tree.is_leaf(node)
 
     # ------------------------------------------------------------------ hover
     def path_to(self, node: int) -> list[int]:
@@ -585,15 +773,172 @@ class TreeScene(ModelScene):
             text += f"  ⇒  {self.tree.class_names[self.tree.label[node]]}"
         return text
 
+    # --------------------------------------------------------- folding (display)
+    def hidden_count(self, node: int) -> int:
+        """Nodes a fold at `node` hides: all of its descendants."""
+        return self.subtree_size[node] - 1
+
+    def shown_nodes(self) -> list[int]:
+        """Nodes drawn with the current folds, in pre-order."""
+        return tree_layout(self.tree, self.collapsed)[0]
+
+    def toggle_collapsed(self, node: int) -> bool:
+        """Fold `node`'s subtree away, or unfold it; False for a leaf (nothing to do)."""
+        if not self._foldable(node):
+            return False
+        self.collapsed.symmetric_difference_update({node})
+        self.relayout()
+        return True
+
+    def set_display_depth(self, depth: int | None) -> None:
+        """Show nodes down to `depth` (None: all); every subtree starting deeper is
+        folded, so unfolding one of them opens one more level, not all the rest."""
+        self.display_depth = depth
+        self.collapsed = self._folds_below(depth)
+        self.relayout()
+
+    def _folds_below(self, depth: int | None) -> set[int]:
+        if depth is None:
+            return set()
+        is_leaf = (self.tree.feature < 0).tolist()
+        return {n for n in self._order if not is_leaf[n] and self.depth_of[n] >= depth}
+
+    def expand_all(self) -> None:
+        self.set_display_depth(None)
+
+    def reveal(self, nodes) -> bool:
+        """Unfold every ancestor of `nodes` so that they are shown; True if any was."""
+        opened = set()
+        for node in nodes:
+            parent = int(self.parent_of[node])
+            while parent >= 0:
+                if parent in self.collapsed:
+                    opened.add(parent)
+                parent = int(self.parent_of[parent])
+        if opened:
+            self.collapsed -= opened
+            self.relayout()
+        return bool(opened)
+
+    # ------------------------------------------------------------------ search
+    def find(self, text: str) -> list[int]:
+        """Nodes whose test mentions `text` (a column, a value) or leaves predicting a
+        class whose name contains it, case-insensitively, in pre-order; they are
+        marked and unfolded.  Empty text clears the marks."""
+        needle = text.strip().casefold()
+        tree = self.tree
+        names = [str(c).casefold() for c in tree.class_names]
+        found = []
+        if needle:
+            for node in self._order:
+                if tree.is_leaf(node):
+                    hit = needle in names[tree.label[node]]
+                else:
+                    hit = (needle in tree.features[tree.feature[node]].column.casefold()
+                           or needle in tree.condition(node, True).casefold())
+                if hit:
+                    found.append(node)
+        self.set_matches(found)
+        self.reveal(found)
+        return found
+
+    def set_matches(self, nodes) -> None:
+        self.matches = list(nodes)
+        marked = set(self.matches)
+        for item in self.node_items:
+            if item is not None:
+                item.set_matched(item.node in marked)
+
+    # -------------------------------------------------------------- edge width
+    @staticmethod
+    def edge_width(weight: float) -> float:
+        """Width of an edge carrying `weight` of the root's training weight (0..1)."""
+        weight = min(max(weight, 0.0), 1.0)
+        return MIN_EDGE_WIDTH + (MAX_EDGE_WIDTH - MIN_EDGE_WIDTH) * weight
+
+    def set_edge_width_by_rows(self, on: bool) -> None:
+        """Edges as wide as the share of rows they carry, or all alike."""
+        self.edge_width_by_rows = on
+        for edge in self.edge_items:
+            edge.set_width(self.edge_width(edge.weight) if on else EDGE_WIDTH)
+
+    # ------------------------------------------------------------------ layout
+    def relayout(self) -> None:
+        """Place the shown nodes anew with the current folds: hidden parts take no
+        room.  Items that stay put are not touched, so folding one subtree of 2047
+        nodes takes a few tens of milliseconds.  During a build, the build does it."""
+        if not self.complete:
+            self._relayout_pending = True
+            return
+        order, slot, depth = tree_layout(self.tree, self.collapsed)
+        places = self._places(order, slot, depth)
+        shown = set(order)
+        moved = set()
+        for node in self._order:
+            item = self.node_items[node]
+            if node in shown:
+                if self._placed.get(node) != places[node]:
+                    item.setPos(*places[node])
+                    self._placed[node] = places[node]
+                    moved.add(node)
+                item.set_hidden_count(self.hidden_count(node) if node in self.collapsed
+                                      else 0)
+                if not item.isVisible():
+                    item.setVisible(True)
+            elif item.isVisible():
+                item.setVisible(False)
+        for edge in self.edge_items:
+            parent, child = edge.parent_node, edge.child_node
+            on = parent in shown and parent not in self.collapsed
+            if on and (parent in moved or child in moved):
+                self._route(edge)
+            if edge.isVisible() != on:
+                edge.setVisible(on)
+        if self.hovered_node is not None and self.hovered_node not in shown:
+            self.hover_node(None)
+        self._set_extent(self._extent(order, slot, depth))
+
+    def _places(self, order: list[int], slot, depth) -> dict[int, tuple[float, float]]:
+        slot_width, row_height = self._grid[0], self._grid[1]
+        slots, depths = slot.tolist(), depth.tolist()
+        return {n: (slots[n] * slot_width, depths[n] * row_height) for n in order}
+
+    def _elbow(self, parent: int, child: int) -> tuple[QPainterPath, QPointF]:
+        """The connector in its parent's coordinates (the edge item sits where the
+        parent does, so a subtree moved as a whole only moves its edges)."""
+        px, py = self._placed[parent]
+        cx, cy = self._placed[child]
+        return elbow(QPointF(0, self._grid[3]), QPointF(cx - px, cy - py))
+
+    def _route(self, edge: EdgeItem) -> None:
+        """Follow the parent's and child's places: a move, and a new path only when
+        the child moved relative to the parent."""
+        px, py = self._placed[edge.parent_node]
+        cx, cy = self._placed[edge.child_node]
+        if edge.offset != (cx - px, cy - py):
+            edge.offset = (cx - px, cy - py)
+            edge.set_path(*self._elbow(edge.parent_node, edge.child_node))
+        edge.setPos(px, py)
+
+    def _extent(self, order: list[int], slot, depth) -> QRectF:
+        slot_width, row_height, box_width, box_height = self._grid
+        xs = slot[order]
+        left = float(xs.min()) * slot_width - box_width / 2
+        right = float(xs.max()) * slot_width + box_width / 2 + STACK_OFFSET
+        bottom = float(depth[order].max()) * row_height + box_height + BADGE_HEIGHT
+        return QRectF(left, 0, right - left, bottom)
+
     # ------------------------------------------------------------------- build
     def _build_steps(self):
         tree = self.tree
         names = [str(c) for c in tree.class_names]
-        order, slot, depth = tree_layout(tree)
+        order = self._order
+        shown, slot, depth = tree_layout(tree, self.collapsed)
         is_leaf = (tree.feature < 0).tolist()
         value = tree.value.tolist()
         labels = tree.label.tolist()
         totals = [sum(row) for row in value]
+        root_total = totals[0]
         yield
 
         titles, subtitles = {}, {}
@@ -612,12 +957,15 @@ class TreeScene(ModelScene):
                                  [titles[n] for n in order if is_leaf[n]],
                                  list(subtitles.values()))
         box_width, box_height = style.box_width, style.box_height
-        slot_width = box_width + H_GAP
-        row_height = box_height + V_GAP
-        positions: dict[int, QPointF] = {}
+        self._grid = (box_width + H_GAP, box_height + V_GAP, box_width, box_height)
+        # Hidden nodes wait, invisible, where their folded ancestor is drawn.
+        places = self._places(shown, slot, depth)
+        for node in order:
+            if node not in places:
+                places[node] = places[int(self.parent_of[node])]
+        self._placed = places
+        visible = set(shown)
         for i, node in enumerate(order):
-            pos = QPointF(slot[node] * slot_width, depth[node] * row_height)
-            positions[node] = pos
             total = totals[node]
             fractions = [v / total for v in value[node]] if total > 0 else []
             leaf = is_leaf[node]
@@ -626,7 +974,11 @@ class TreeScene(ModelScene):
             item = NodeItem(node, title, subtitle, fractions,
                             labels[node] if leaf else None, style,
                             partial(node_tooltip, tree, node, names, titles[node]))
-            item.setPos(pos)
+            item.setPos(*places[node])
+            if node not in visible:
+                item.setVisible(False)
+            elif node in self.collapsed:
+                item.set_hidden_count(self.hidden_count(node))
             self.addItem(item)
             self.node_items[node] = item
             if i % self.STEP_ITEMS == self.STEP_ITEMS - 1:
@@ -638,24 +990,32 @@ class TreeScene(ModelScene):
                 continue
             left_text, right_text = tree.branch_conditions(node)
             test = titles[node]
-            start = positions[node] + QPointF(0, box_height)
+            drawn = node in visible and node not in self.collapsed
             for child, condition in ((tree.left[node], left_text),
                                      (tree.right[node], right_text)):
                 child = int(child)
                 label = "yes" if condition == test else "no"
-                edge = EdgeItem(node, child, *elbow(start, positions[child]), label,
-                                condition, style.small_font)
+                weight = totals[child] / root_total if root_total > 0 else 0.0
+                edge = EdgeItem(node, child, *self._elbow(node, child), label,
+                                condition, style.small_font, weight,
+                                self.edge_width(weight) if self.edge_width_by_rows
+                                else EDGE_WIDTH)
+                px, py = places[node]
+                edge.setPos(px, py)
+                edge.offset = (places[child][0] - px, places[child][1] - py)
+                if not drawn:
+                    edge.setVisible(False)
                 self.addItem(edge)
                 self.edge_items.append(edge)
             count += 1
             if count % (self.STEP_ITEMS // 2) == 0:
                 yield
 
-        xs = [slot[n] for n in order]
-        left = min(xs) * slot_width - box_width / 2
-        right = max(xs) * slot_width + box_width / 2
-        bottom = max(depth[n] for n in order) * row_height + box_height
-        self._add_legend(names, style, -box_width / 2, QRectF(left, 0, right - left, bottom))
+        self._add_legend(names, style, -box_width / 2, self._extent(shown, slot, depth))
+        if self._relayout_pending:   # folds changed while building
+            self._relayout_pending = False
+            self.complete = True
+            self.relayout()
 
 
 def node_tooltip(tree: Tree, node: int, names: list[str], title: str) -> str:

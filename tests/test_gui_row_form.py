@@ -1,0 +1,64 @@
+"""Row -> path by typing: Run → Test a row lights the typed row's path in the tree, and
+a row chosen in the data table lights its path through a decision diagram too."""
+
+import pytest
+from conftest import SAMPLES
+from test_gui_row_path import choose, path_to_leaf
+from test_gui_support import LOANS, isolated_settings, open_window, run_and_wait  # noqa: F401
+
+from engine.data.csv_reader import read_table
+from engine.model.diagram import Diagram
+from engine.solvers import solver_names
+
+
+def test_a_typed_row_lights_its_path_and_says_its_class(qtbot):
+    win = open_window(qtbot, LOANS, algorithm="greedy")
+    win.depth_spin.setValue(3)
+    run_and_wait(qtbot, win)
+    tree = win.tree
+    qtbot.waitUntil(lambda: win.view.tree is tree, timeout=5000)
+    form = win.row_form()
+    frame = read_table(LOANS).frame
+    assert list(form.fields) == [c.name for c in tree.prep.columns]
+    assert form.fields["age"].text() == frame["age"].iloc[0]   # starts from row 1
+    X = tree.prep.transform(frame)
+    for row in (7, 250):
+        for name, edit in form.fields.items():
+            edit.setText(frame[name].iloc[row] or "")
+        form.show_button.click()
+        assert win.view.tree_scene().highlighted_nodes() == sorted(path_to_leaf(tree, X[row]))
+        assert form.answer.text().startswith(
+            f"This row: predicted {tree.class_names[tree.predict(X[row:row + 1])[0]]}")
+    # every field empty: each value missing, filled as in training
+    for edit in form.fields.values():
+        edit.clear()
+    form.show_button.click()
+    filled = tree.prep.transform(form.row())
+    assert win.view.tree_scene().highlighted_nodes() == sorted(path_to_leaf(tree, filled[0]))
+    form.fields["age"].setText("not a number")
+    form.show_button.click()
+    assert form.answer.text() == ("This row cannot go through this model: Column 'age' "
+                                  "has the non-numeric value 'not a number' (row 1).")
+    form.close()
+    win.close()
+
+
+def test_a_chosen_row_lights_its_path_through_a_diagram(qtbot):
+    if "odd" not in solver_names():
+        pytest.skip("the 'odd' solver is not registered")
+    path = SAMPLES / "play_tennis.csv"
+    win = open_window(qtbot, path, algorithm="odd")
+    win.depth_spin.setValue(3)
+    win.time_spin.setValue(60)
+    diagram = run_and_wait(qtbot, win).tree
+    assert isinstance(diagram, Diagram)
+    qtbot.waitUntil(lambda: win.view.tree is diagram, timeout=5000)
+    X = diagram.prep.transform(read_table(path).frame)
+    for row in range(len(X)):
+        visited = []
+        end = diagram.walk(X[row:row + 1], lambda node, rows, seen=visited: rows.size and seen.append(node))
+        choose(win, row)
+        assert win.view.tree_scene().highlighted_nodes() == sorted(visited + [int(end[0])])
+        name = diagram.class_names[diagram.label(int(end[0]))]
+        assert win.result_label.text().startswith(f"Row {row + 1}: predicted {name}")
+    win.close()
