@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.metrics import matrix_balanced_accuracy
 from gui.confusion_view import ConfusionView
 from gui.models import is_model, kind_name, size_text
 from gui.runs import RunRecord
@@ -320,6 +321,8 @@ class ResultsPanel(QWidget):
                  (f"{percent(run.train_accuracy)} ({count(run.train_error)} "
                   f"{'weighted errors' if weights else 'errors'} of "
                   f"{count(run.total_weight)})")),
+                ("Balanced accuracy", percent(matrix_balanced_accuracy(run.train_confusion))
+                 if run.train_confusion.size else "—"),
                 ("Lower bound", (f"{count(run.lower_bound)} errors"
                                  f" (gap {100 * run.gap:.1f}%)")),
                 ]
@@ -328,6 +331,9 @@ class ResultsPanel(QWidget):
         if run.evaluation is not None:
             ev = run.evaluation
             rows.append(("Test accuracy", html.escape(ev.summary())))
+            if ev.folds:
+                rows.append(("Test balanced accuracy",
+                             percent(matrix_balanced_accuracy(ev.test_confusion()))))
             if len(ev.folds) > 1:
                 rows.append(("Per fold", ", ".join(percent(a) for a in ev.test_accuracies)))
         elif fold_text:

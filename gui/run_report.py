@@ -13,6 +13,7 @@ from pathlib import Path
 
 from engine.export import rules_text as export_rules
 from engine.export.report import run_report_html, write_report
+from engine.metrics import matrix_balanced_accuracy
 from gui.image_export import save_tree_image
 from gui.models import is_model, kind_name, size_text
 from gui.results_panel import count, percent
@@ -87,10 +88,14 @@ def _metrics(run: RunRecord) -> list[tuple[str, str]]:
             ("Training errors", (f"{count(run.train_error)} "
                                  f"{'weighted errors' if weighted else 'errors'} of "
                                  f"{count(run.total_weight)}")),
+            ("Balanced accuracy", percent(matrix_balanced_accuracy(run.train_confusion))),
             ("Lower bound", f"{count(run.lower_bound)} errors (gap {100 * run.gap:.1f}%)")]
     if run.evaluation is not None:
         ev = run.evaluation
         rows.append(("Test accuracy", ev.summary()))
+        if ev.folds:
+            rows.append(("Test balanced accuracy",
+                         percent(matrix_balanced_accuracy(ev.test_confusion()))))
         if len(ev.folds) > 1:
             rows.append(("Per fold", ", ".join(percent(a) for a in ev.test_accuracies)))
     if is_model(run.tree):

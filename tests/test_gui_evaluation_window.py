@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 from PySide6.QtCore import Qt
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 from test_gui_support import LOANS, isolated_settings, open_window, run_and_wait  # noqa: F401
 
 from engine.data.csv_reader import read_table
@@ -79,4 +79,23 @@ def test_save_report_writes_one_page_with_the_tree_and_its_rules(qtbot, tmp_path
     # nothing fetched from elsewhere (the SVG namespace is a name, not a link)
     assert not re.search(r'(src|href)="https?:', page) and "<script" not in page
     assert f"report of run #{run.number}" in win.result_label.text()
+    win.close()
+
+
+def test_training_and_test_balanced_accuracy_are_reported(qtbot):
+    win = open_window(qtbot, LOANS, algorithm="greedy")
+    win.depth_spin.setValue(2)
+    box = win.evaluation_box
+    box.method_combo.setCurrentIndex(box.method_combo.findData("kfold"))
+    run_and_wait(qtbot, win)
+    run = win.current_run
+    data, tree = win.dataset, win.tree
+    train_score = balanced_accuracy_score(data.y, tree.predict(data.X),
+                                          sample_weight=data.row_counts)
+    summary = " ".join(re.sub("<[^>]+>", " ", win.results.summary_text()).split())
+    assert f"Balanced accuracy {100 * train_score:.1f}%" in summary
+    test = run.evaluation.test_confusion()
+    true, predicted = np.nonzero(test)
+    test_score = balanced_accuracy_score(true, predicted, sample_weight=test[true, predicted])
+    assert f"Test balanced accuracy {100 * test_score:.1f}%" in summary
     win.close()
