@@ -128,3 +128,25 @@ def test_predict_reports_balanced_accuracy(capsys, tmp_path):
     assert predicted["balanced_accuracy"] == pytest.approx(fitted["balanced_accuracy"])
     for name, scores in fitted["per_class"].items():
         assert predicted["per_class"][name] == pytest.approx(scores)
+
+
+def test_guided_thresholds_follow_the_class_weights():
+    """The greedy tree whose thresholds `guided` keeps is grown with the class weights,
+    so Blossom on these features is never worse than the weighted greedy tree, and the
+    weighted greedy tree's own thresholds are among them."""
+    from conftest import SAMPLES
+
+    from engine.data.csv_reader import read_table
+    raw = read_table(SAMPLES / "loans.csv")
+    for weights in ("balanced", "declined=4", "approved=3"):
+        numbers = prepare(raw, PrepOptions(binarize="none", class_weight=weights))
+        greedy = train(numbers, "greedy", {"depth": 3})
+        tree = greedy.tree
+        used = {(tree.features[f].column, float(t))
+                for f, t in zip(tree.feature, tree.threshold) if f >= 0
+                and tree.features[f].op == "num"}
+        guided = prepare(raw, PrepOptions(binarize="guided", depth=3, class_weight=weights))
+        kept = {(f.column, float(f.value)) for f in guided.features if f.op == "<="}
+        assert used <= kept, weights
+        best = train(guided, "blossom", {"depth": 3})
+        assert best.optimal and best.train_error <= greedy.train_error + 1e-9, weights

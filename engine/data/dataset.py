@@ -178,7 +178,8 @@ def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
         raise DataError("No rows are left after removing rows with missing values.")
 
     prep = Preprocessing.fit(table, target, kinds, options.missing,
-                             Binarization.parse(options.binarize), progress, options.depth)
+                             Binarization.parse(options.binarize), progress, options.depth,
+                             options.class_weight)
     if len(prep.class_names) < 2:
         raise DataError(f"The target column '{target}' has a single class "
                         f"('{prep.class_names[0]}'); a tree needs at least two.")

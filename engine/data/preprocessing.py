@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from engine.data import blocks
+from engine.data.class_weights import class_factors
 from engine.data.columns import ColumnKind, to_numbers
 from engine.data.features import EQ, LE, MISSING, NUM, Feature
 from engine.errors import DataError
@@ -127,14 +128,15 @@ class Preprocessing:
     @classmethod
     def fit(cls, frame: pd.DataFrame, target: str, kinds: dict[str, ColumnKind],
             missing: str, binarize: Binarization, progress=None,
-            depth: int | None = None) -> Preprocessing:
+            depth: int | None = None, class_weight=None) -> Preprocessing:
         """Learn fills, thresholds and categories from `frame` (text cells, or floats
         for numeric columns already parsed).
 
         `kinds` maps each input column to use onto its kind; `frame` already has the
         rows the model trains on (with `drop`, rows with missing cells are gone).
         `progress(stage, fraction)` is called between columns (it may stop the work).
-        `depth` is the depth of the greedy trees whose thresholds `guided` keeps.
+        `depth` is the depth of the greedy trees whose thresholds `guided` keeps,
+        grown with the rows weighted by `class_weight` (as the solvers will weigh them).
         """
         if missing not in MISSING_POLICIES:
             raise DataError(f"Unknown missing-value policy '{missing}': use "
@@ -143,7 +145,7 @@ class Preprocessing:
         if binarize.mode == "guided":
             continuous = cls.fit(frame, target, kinds, missing, Binarization("none"),
                                  progress)
-            keep = greedy_thresholds(continuous, frame, depth, progress)
+            keep = greedy_thresholds(continuous, frame, depth, progress, class_weight)
         present = blocks.factorize(frame[target])[1]
         class_names = _sort_key(list(dict.fromkeys(class_label(c) for c in present)))
         columns, features = [], []
@@ -249,15 +251,19 @@ class Preprocessing:
 
 
 def greedy_thresholds(continuous: Preprocessing, frame: pd.DataFrame, depth: int | None,
-                      progress=None) -> dict[str, np.ndarray]:
+                      progress=None, class_weight=None) -> dict[str, np.ndarray]:
     """Column name -> thresholds of the greedy CART tree of `depth` on the table's
-    continuous features (what `orchard fit --algo greedy` grows on these rows)."""
+    continuous features (what `orchard fit --algo greedy` grows on these rows, with
+    the same class weights), so an optimal tree on them is never worse than it."""
     y = continuous.labels(frame[continuous.target])
     known = y >= 0
+    y = y[known]
+    w = np.ones(len(y))
+    if class_weight is not None:
+        w = class_factors(class_weight, y, continuous.class_names, w)[y]
     X = continuous.transform(frame, progress)
-    return greedy_splits(continuous.features, X[known], y[known],
-                         np.ones(int(known.sum())), len(continuous.class_names), depth,
-                         progress)
+    return greedy_splits(continuous.features, X[known], y, w, len(continuous.class_names),
+                         depth, progress)
 
 
 def greedy_splits(features: list[Feature], X: np.ndarray, y: np.ndarray, w: np.ndarray,
