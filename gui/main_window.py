@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMainWindow,
-    QMenu,
     QMessageBox,
     QPushButton,
     QScrollArea,
@@ -44,8 +43,6 @@ from PySide6.QtWidgets import (
 from engine.data.columns import ColumnKind
 from engine.data.dataset import PrepOptions
 from engine.evaluation import CrossValidation
-from engine.model.tree import Tree
-from engine.prediction import confusion_rows, node_rows, row_path
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
@@ -63,15 +60,14 @@ from gui.export_dialog import ExportDialog
 from gui.image_export import FORMATS as IMAGE_FORMATS
 from gui.image_export import save_tree_image
 from gui.models import is_model, size_text
-from gui.predict_dialog import PredictDialog
 from gui.progress_chart import ProgressChart
 from gui.results_panel import ResultsPanel
-from gui.row_form import RowForm, first_row_values
 from gui.run_report import save_report
 from gui.runs import RunRecord, run_task, status_text
 from gui.session import SUFFIX as SESSION_SUFFIX
 from gui.session import Session, is_session_file, load_session, save_session
 from gui.status_bar import RunFigures
+from gui.tree_analysis import TreeAnalysis
 from gui.tree_editing import TreeEditor
 from gui.tree_tools import TreeToolBar
 from gui.tree_view import TreeView
@@ -202,7 +198,6 @@ class MainWindow(QMainWindow):
         self.last_error: str | None = None
         self.warmup_report = None
         self._load_worker: Worker | None = None
-        self._node_worker: Worker | None = None   # finding a clicked node's rows
         self._prep_worker: Worker | None = None
         self._run_worker: Worker | None = None
         self._warmup_worker: Worker | None = None
@@ -222,7 +217,6 @@ class MainWindow(QMainWindow):
         self._message_box: QMessageBox | None = None
         self._export_dialog: ExportDialog | None = None
         self._run_numbers = 0
-        self.node_menu: QMenu | None = None   # the last node's right-click menu
 
         self._redraw_timer = QTimer(self, singleShot=True, interval=LIVE_REDRAW_MS)
         self._redraw_timer.timeout.connect(self._draw_pending_incumbent)
@@ -239,6 +233,7 @@ class MainWindow(QMainWindow):
         self.editor.busy_changed.connect(lambda _: self._update_controls())
         self.editor.said.connect(self.set_status)
         self.editor.failed.connect(self.show_error)
+        self.analysis = TreeAnalysis(self, TAB_DATA)
         self._build_actions()
         self._build_menus()
         self._build_central()
@@ -285,9 +280,9 @@ class MainWindow(QMainWindow):
                                       QKeySequence.ZoomOut)
         self.run_action = action("&Run", self.run, "Ctrl+R")
         self.stop_action = action("&Stop", self.stop, "Esc")
-        self.predict_action = action("&Predict a file…", self.predict_dialog,
+        self.predict_action = action("&Predict a file…", self.analysis.predict_dialog,
                                      tip="Predict the rows of another CSV with this model")
-        self.row_form_action = action("&Test a row…", self.row_form, None,
+        self.row_form_action = action("&Test a row…", self.analysis.row_form, None,
                                       "Type one row's values and see its path")
         self.undo_action = action("&Undo edit", self.editor.undo, QKeySequence.Undo,
                                   "Undo the last edit of a tree by hand")
@@ -338,13 +333,13 @@ class MainWindow(QMainWindow):
         splitter.addWidget(self._build_panel())
         self.tabs = QTabWidget(self)
         self.data_view = DataView(self.columns, self)
-        self.data_view.row_chosen.connect(self._show_row)
+        self.data_view.row_chosen.connect(self.analysis.show_row)
         self.tabs.addTab(self.data_view, "Data")
         self.tabs.addTab(self._build_tree_tab(), "Tree")
         self.results = ResultsPanel(self)
         self.results.runs_selected.connect(self._runs_selected)
         self.results.run_activated.connect(self._run_activated)
-        self.results.cell_chosen.connect(self._show_cell)
+        self.results.cell_chosen.connect(self.analysis.show_cell)
         self.tabs.addTab(self.results, "Results")
         self.evaluation_views = EvaluationViews(self)
         self.evaluation_views.exported.connect(
@@ -448,8 +443,8 @@ class MainWindow(QMainWindow):
         layout.addLayout(top)
         self.view = TreeView(area)
         self.view.path_hovered.connect(self._path_hovered)
-        self.view.node_clicked.connect(self._show_node)
-        self.view.node_menu.connect(self._node_menu)
+        self.view.node_clicked.connect(self.analysis.show_node)
+        self.view.node_menu.connect(self.analysis.open_node_menu)
         self.tree_tools = TreeToolBar(self.view, area)
         layout.addWidget(self.tree_tools)
         frame = QFrame(area)
@@ -488,6 +483,11 @@ class MainWindow(QMainWindow):
     @property
     def preparing(self) -> bool:
         return self._prep_worker is not None or self._prepare_timer.isActive()
+
+    @property
+    def closing(self) -> bool:
+        """The window is closing: late answers from workers are dropped."""
+        return self._closing
 
     @property
     def running(self) -> bool:
@@ -603,132 +603,10 @@ class MainWindow(QMainWindow):
         settle_heap()
         self.warmed_up.emit(report)
 
-    def _show_node(self, node: int) -> None:
-        """A click on a tree node: its rows in the data table, with its rule, class
-        counts and error (found in a worker: two million rows take a moment)."""
-        tree, scene = self.tree, self.view.tree_scene()
-        if not isinstance(tree, Tree) or self.raw is None or scene is None \
-                or tree.prep.target not in self.raw.frame.columns:
-            return
-        rule = " and ".join(scene.path_conditions(node)) or "every row"
-        worker = Worker(node_rows, tree, self.raw.frame, node, name="orchard-node")
-        worker.finished.connect(lambda found: self._node_found(tree, node, rule, *found))
-        worker.errored.connect(self.show_error)
-        self._node_worker = worker
-        worker.start()
-
-    def _show_row(self, row: int) -> None:
-        """A row chosen in the data table: its path lit in the model, its prediction said."""
-        if self.raw is not None and is_model(self.tree):
-            self.set_status(self.light_row(self.raw.frame.iloc[[row]], f"Row {row + 1}"))
-
-    def light_row(self, frame, name: str) -> str:
-        """Light the way of a one-row raw table through the model on screen and say
-        where it ends, in one sentence."""
-        model, scene = self.tree, self.view.tree_scene()
-        if not is_model(model) or scene is None:
-            return "There is no model on screen to send the row through."
-        try:
-            path, conditions, predicted = row_path(model, frame)
-        except Exception as error:  # noqa: BLE001 - a table the model was not trained on
-            return f"{name} cannot go through this model: {error_message(error)}"
-        scene.light_path(path)
-        text = f"{name}: predicted {model.class_names[predicted]}"
-        target = model.prep.target
-        if target in frame.columns and frame[target].notna().all():
-            text += f" (true class {frame[target].iloc[0]})"
-        return text + (f", because {' and '.join(conditions)}." if conditions else ".")
-
-    def row_form(self) -> RowForm | None:
-        """Open Run → Test a row for the model on screen (None if there is none)."""
-        if not is_model(self.tree):
-            return None
-        run = self.current_run
-        first = first_row_values(self.tree, self.raw.frame if self.raw is not None else None)
-        form = RowForm(self.tree, f"run #{run.number}" if run else "the current model",
-                       lambda frame: self.light_row(frame, "This row"), self, first)
-        form.setAttribute(Qt.WA_DeleteOnClose)
-        form.show()
-        return form
-
-    def _show_cell(self, true: int, predicted: int) -> None:
-        """A training confusion-matrix cell clicked: the rows it counts in the data
-        table (found in a worker), when the file on screen is the run's."""
-        run, model = self.current_run, self.tree
-        here = str(self.path.resolve()) if self.path else None
-        if run is None or model is None or self.raw is None or run.data_path != here \
-                or model.prep.target not in self.raw.frame.columns:
-            self.set_status("Open the run's data file to see the rows of a cell.")
-            return
-        names = model.class_names
-        text = f"Rows of class {names[true]} predicted as {names[predicted]}"
-        worker = Worker(confusion_rows, model, self.raw.frame, true, predicted,
-                        name="orchard-cell")
-        worker.finished.connect(lambda rows: self._rows_found(
-            model, rows, f"{text} by run #{run.number}: {len(rows):,} rows."))
-        worker.errored.connect(self.show_error)
-        self._node_worker = worker
-        worker.start()
-
-    def _rows_found(self, model, rows, text: str) -> None:
-        if model is not self.tree or self._closing:
-            return   # another model is on screen now
-        self.data_view.show_node_rows(rows, html.escape(text), "")
-        self.tabs.setCurrentIndex(TAB_DATA)
-
-    def _node_found(self, tree: Tree, node: int, rule: str, rows, counts) -> None:
-        if tree is not self.tree or self._closing:
-            return   # another tree is on screen now
-        names = tree.class_names
-        shown = ", ".join(f"{count:,} {names[k]}" for k, count in enumerate(counts) if count)
-        label = names[tree.label[node]]
-        errors = int(counts.sum() - counts[tree.label[node]])
-        self.data_view.show_node_rows(
-            rows, html.escape(f"Node {node}: {rule} — {len(rows):,} rows ({shown or 'none'}); "
-                              f"predicts {label}, {errors:,} of them misclassified."), rule)
-        self.tabs.setCurrentIndex(TAB_DATA)
-
     # ========================================================= editing by hand
     def _take_run_number(self) -> int:
         self._run_numbers += 1
         return self._run_numbers
-
-    def _node_menu(self, node: int, where) -> None:
-        """Right-click on a node: its rows, and the edits it allows (a popup, so the
-        window goes on; `node_menu` is the last one)."""
-        run, tree = self.current_run, self.tree
-        menu = self.node_menu = QMenu(self)
-        menu.setAttribute(Qt.WA_DeleteOnClose)
-        menu.addAction("Show its rows", lambda: self._show_node(node))
-        if TreeEditor.editable(run) and tree is run.tree and not self.running:
-            menu.addSeparator()
-            menu.addAction("Collapse into a leaf", lambda: self.collapse_node(node)) \
-                .setEnabled(not tree.is_leaf(node))
-            menu.addAction("Re-solve this subtree optimally",
-                           lambda: self.resolve_node(node))
-            menu.addSeparator()
-            menu.addAction(self.undo_action)
-            menu.addAction(self.redo_action)
-        menu.popup(where)
-
-    def collapse_node(self, node: int) -> None:
-        """Collapse a node of the run on screen into a leaf (a new run, undoable)."""
-        if not self.running and self.current_run is not None:
-            self.editor.collapse(self.current_run, node)
-
-    def resolve_node(self, node: int) -> None:
-        """Re-solve the subtree under a node of the run on screen on the rows that
-        reach it (the data loaded must be the run's)."""
-        run = self.current_run
-        if self.running or run is None:
-            return
-        here = str(self.path.resolve()) if self.path else None
-        if self.dataset is None or (run.data_path and run.data_path != here):
-            self.show_error(f"Re-solving needs the rows run #{run.number} was trained on: "
-                            f"open {run.dataset_name or 'its data file'} with the same "
-                            "options, then try again.")
-            return
-        self.editor.resolve(run, node, self.dataset, self.time_limit())
 
     def _edit_added(self, record: RunRecord) -> None:
         self.results.add_run(record)
@@ -740,16 +618,10 @@ class MainWindow(QMainWindow):
         self.show_run(parent, switch_tab=False)
         self._update_controls()
 
-    def predict_dialog(self) -> PredictDialog | None:
-        """Open "Predict a file" for the model on screen (None if there is none)."""
-        if self.tree is None:
-            return None
-        run = self.current_run
-        dialog = PredictDialog(self.tree, f"run #{run.number}, {run.title}" if run
-                               else "the current model", self)
-        dialog.setAttribute(Qt.WA_DeleteOnClose)
-        dialog.show()
-        return dialog
+    def holds_data_of(self, run: RunRecord) -> bool:
+        """The file loaded now is the one `run` trained on."""
+        return self.raw is not None and self.path is not None \
+            and run.data_path == str(self.path.resolve())
 
     # ============================================================ loading data
     def open_file_dialog(self) -> None:
@@ -1364,11 +1236,10 @@ class MainWindow(QMainWindow):
         if self.tabs.currentWidget() is not self.evaluation_views:
             return
         run = self.current_run
-        here = str(self.path.resolve()) if self.path else None
         if run is None or not is_model(run.tree):
             self.evaluation_views.clear("No finished run with a model to evaluate: press "
                                         "Run, or choose a run in the Results tab.")
-        elif self.dataset is None or run.data_path != here:
+        elif self.dataset is None or not self.holds_data_of(run):
             self.evaluation_views.clear(
                 f"Run #{run.number} trained on {run.dataset_name or 'another file'}: open "
                 "it again to evaluate its model on its training rows.")

@@ -211,7 +211,7 @@ def take_analysis(folder: Path, size: str = DEFAULT_SIZE) -> list[Path]:
     # node -> rows: the root's right child clicked
     window.tabs.setCurrentIndex(TAB_TREE)
     _pump(app, 0.3)
-    window._show_node(int(tree.right[0]))
+    window.analysis.show_node(int(tree.right[0]))
     _wait(app, lambda: window.data_view.node_bar.isVisible())
     shoot("node-rows.png")
     window.data_view.all_rows_button.click()
@@ -220,11 +220,11 @@ def take_analysis(folder: Path, size: str = DEFAULT_SIZE) -> list[Path]:
     window.tabs.setCurrentIndex(TAB_DATA)
     window.data_view.preview_view.selectRow(4)
     window.tabs.setCurrentIndex(TAB_TREE)
-    window._show_row(4)
+    window.analysis.show_row(4)
     shoot("row-path.png")
 
     # predict a file
-    dialog = window.predict_dialog()
+    dialog = window.analysis.predict_dialog()
     dialog.resize(900, 560)
     dialog.move(window.geometry().center() - dialog.rect().center())
     read = []
@@ -240,10 +240,10 @@ def take_analysis(folder: Path, size: str = DEFAULT_SIZE) -> list[Path]:
     item = next(i for i in view.tree_scene().items()
                 if isinstance(i, NodeItem) and i.node == node)
     point = view.mapFromScene(item.sceneBoundingRect().center())
-    window._node_menu(node, view.viewport().mapToGlobal(point))
-    _screen_shot(app, window, shoot, "edit-menu.png", window.node_menu)
-    window.node_menu.close()
-    window.collapse_node(node)
+    window.analysis.open_node_menu(node, view.viewport().mapToGlobal(point))
+    _screen_shot(app, window, shoot, "edit-menu.png", window.analysis.node_menu)
+    window.analysis.node_menu.close()
+    window.analysis.collapse_node(node)
     _wait(app, lambda: not view.is_building)
     shoot("edited-tree.png")
     window.editor.undo()

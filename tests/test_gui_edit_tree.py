@@ -30,7 +30,7 @@ def test_collapse_then_undo_restore_the_same_model_and_redo_the_edit(qtbot, tmp_
     win = trained(qtbot)
     run, tree = win.current_run, win.tree
     node = int(tree.left[0])
-    win.collapse_node(node)
+    win.analysis.collapse_node(node)
     edited = win.current_run
     assert edited is not run and edited.edited_from == run.number
     assert [r.number for r in win.results.runs] == [run.number, edited.number]
@@ -62,7 +62,7 @@ def test_a_resolved_subtree_never_increases_the_error(qtbot):
     run, tree = win.current_run, win.tree
     for node in (int(tree.left[0]), 0):
         before = win.current_run
-        win.resolve_node(node)
+        win.analysis.resolve_node(node)
         assert win.running and win.editor.busy and not win.run_button.isEnabled()
         qtbot.waitUntil(lambda: not win.editor.busy, timeout=120_000)
         after = win.current_run
@@ -84,7 +84,7 @@ def test_resolving_at_the_depth_limit_says_why_not(qtbot, monkeypatch):
     deepest = max(range(tree.n_nodes), key=lambda k: node_depth(tree, k))
     shown = []
     monkeypatch.setattr(win, "show_error", shown.append)
-    win.resolve_node(deepest)
+    win.analysis.resolve_node(deepest)
     qtbot.waitUntil(lambda: not win.editor.busy, timeout=30_000)
     assert shown and "no depth is left" in shown[0]
     assert win.current_run.tree is tree and len(win.results.runs) == 1
@@ -100,12 +100,12 @@ def test_the_node_menu_offers_the_edits(qtbot):
     def right_click(point):
         QApplication.sendEvent(view.viewport(), QContextMenuEvent(
             QContextMenuEvent.Mouse, point, view.viewport().mapToGlobal(point)))
-        menu = win.node_menu
+        menu = win.analysis.node_menu
         if menu is None:
             return None
         offered = {a.text(): a.isEnabled() for a in menu.actions() if a.text()}
         menu.close()
-        win.node_menu = None
+        win.analysis.node_menu = None
         return offered
 
     offered = []
@@ -124,7 +124,7 @@ def test_the_node_menu_offers_the_edits(qtbot):
 def test_an_edited_run_survives_a_session(qtbot, tmp_path):
     win = trained(qtbot, depth=2)
     run = win.current_run
-    win.collapse_node(0)
+    win.analysis.collapse_node(0)
     path = tmp_path / "s.orchard"
     assert win.save_session(path)
     win.close()

@@ -21,7 +21,7 @@ def test_predictions_equal_orchard_predict(qtbot, tmp_path, capsys):
     win = open_window(qtbot, LOANS, algorithm="greedy")
     win.depth_spin.setValue(3)
     run_and_wait(qtbot, win)
-    dialog = win.predict_dialog()
+    dialog = win.analysis.predict_dialog()
     qtbot.addWidget(dialog)
     ours = predicted(qtbot, dialog, LOANS)
 
@@ -53,7 +53,7 @@ def test_a_file_without_the_class_is_predicted_not_scored(qtbot, tmp_path):
     rows = [",".join(v for i, v in enumerate(line.split(",")) if i != drop) for line in lines]
     unlabelled = tmp_path / "new.csv"
     unlabelled.write_text("\n".join(rows) + "\n")
-    dialog = win.predict_dialog()
+    dialog = win.analysis.predict_dialog()
     qtbot.addWidget(dialog)
     result = predicted(qtbot, dialog, unlabelled)
     assert result.truth is None and len(result.names) == 600
@@ -64,7 +64,7 @@ def test_a_file_without_the_class_is_predicted_not_scored(qtbot, tmp_path):
 def test_a_bad_file_is_one_sentence(qtbot, tmp_path):
     win = open_window(qtbot, LOANS, algorithm="greedy")
     run_and_wait(qtbot, win)
-    dialog = win.predict_dialog()
+    dialog = win.analysis.predict_dialog()
     qtbot.addWidget(dialog)
     result = predicted(qtbot, dialog, tmp_path / "missing.csv")
     assert result is None and "missing.csv" in dialog.summary.text()

@@ -17,7 +17,7 @@ def test_a_typed_row_lights_its_path_and_says_its_class(qtbot):
     run_and_wait(qtbot, win)
     tree = win.tree
     qtbot.waitUntil(lambda: win.view.tree is tree, timeout=5000)
-    form = win.row_form()
+    form = win.analysis.row_form()
     frame = read_table(LOANS).frame
     assert list(form.fields) == [c.name for c in tree.prep.columns]
     assert form.fields["age"].text() == frame["age"].iloc[0]   # starts from row 1

@@ -35,7 +35,7 @@ def test_a_chosen_row_lights_its_path(qtbot):
         status = win.result_label.text()
         assert status.startswith(f"Row {row + 1}: predicted {tree.class_names[predicted[row]]}")
 
-    win._node_found(tree, int(tree.left[0]), "rule",
+    win.analysis.node_found(tree, int(tree.left[0]), "rule",
                     np.flatnonzero(X[:, tree.feature[0]] <= tree.threshold[0]),
                     np.zeros(tree.value.shape[1], dtype=int))
     first = int(np.flatnonzero(X[:, tree.feature[0]] <= tree.threshold[0])[3])

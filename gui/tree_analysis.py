@@ -1,0 +1,179 @@
+"""What the window answers about the model on screen (issue 17's analyst's toolkit).
+
+A click on a node shows its rows in the Data tab; a row chosen in the table, or
+typed in Run → Test a row, lights its path; a confusion-matrix cell shows the rows
+it counts; a right-click on a node offers its rows and the edits by hand
+(`gui.tree_editing`); Run → Predict a file opens its dialog.  The answers come from
+plain engine functions (`engine.prediction`); finding rows runs in a worker, since
+two million rows take a moment.  The window builds one `TreeAnalysis` and wires its
+views' signals to it; this object owns what those answers need (the worker, the last
+node menu), and asks the window only for what is on screen.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QMenu
+
+from engine.model.tree import Tree
+from engine.prediction import confusion_rows, node_rows, row_path
+from gui.models import is_model
+from gui.predict_dialog import PredictDialog
+from gui.row_form import RowForm, first_row_values
+from gui.tree_editing import TreeEditor
+from gui.worker import Worker, error_message
+
+
+class TreeAnalysis(QObject):
+    def __init__(self, window, data_tab: int):
+        super().__init__(window)
+        self.window = window
+        self._data_tab = data_tab
+        self._worker: Worker | None = None      # finding the rows of a node or cell
+        self.node_menu: QMenu | None = None     # the last node's right-click menu
+
+    # ------------------------------------------------------------- node -> rows
+    def show_node(self, node: int) -> None:
+        """A click on a tree node: its rows in the data table, with its rule, class
+        counts and error."""
+        win = self.window
+        tree, scene, raw = win.tree, win.view.tree_scene(), win.raw
+        if not isinstance(tree, Tree) or raw is None or scene is None \
+                or tree.prep.target not in raw.frame.columns:
+            return
+        rule = " and ".join(scene.path_conditions(node)) or "every row"
+        self._find(tree, lambda found: self.node_found(tree, node, rule, *found),
+                   node_rows, tree, raw.frame, node)
+
+    def node_found(self, tree: Tree, node: int, rule: str, rows, counts) -> None:
+        names = tree.class_names
+        shown = ", ".join(f"{count:,} {names[k]}" for k, count in enumerate(counts) if count)
+        errors = int(counts.sum() - counts[tree.label[node]])
+        self._show_rows(tree, rows, f"Node {node}: {rule} — {len(rows):,} rows "
+                        f"({shown or 'none'}); predicts {names[tree.label[node]]}, "
+                        f"{errors:,} of them misclassified.", rule)
+
+    # ------------------------------------------------------------ cell -> rows
+    def show_cell(self, true: int, predicted: int) -> None:
+        """A training confusion-matrix cell clicked: the rows it counts, when the file
+        on screen is the run's."""
+        win = self.window
+        run, model = win.current_run, win.tree
+        if run is None or model is None or not win.holds_data_of(run) \
+                or model.prep.target not in win.raw.frame.columns:
+            win.set_status("Open the run's data file to see the rows of a cell.")
+            return
+        names = model.class_names
+        text = f"Rows of class {names[true]} predicted as {names[predicted]} by run #{run.number}"
+        self._find(model, lambda rows: self._show_rows(model, rows,
+                                                       f"{text}: {len(rows):,} rows."),
+                   confusion_rows, model, win.raw.frame, true, predicted)
+
+    def _find(self, model, done, fn, *args) -> None:
+        worker = Worker(fn, *args, name="orchard-rows")
+        worker.finished.connect(done)
+        worker.errored.connect(self.window.show_error)
+        self._worker = worker
+        worker.start()
+
+    def _show_rows(self, model, rows, text: str, rule: str = "") -> None:
+        win = self.window
+        if model is not win.tree or win.closing:
+            return   # another model is on screen now
+        win.data_view.show_node_rows(rows, html.escape(text), rule)
+        win.tabs.setCurrentIndex(self._data_tab)
+
+    # ------------------------------------------------------------- row -> path
+    def show_row(self, row: int) -> None:
+        """A row chosen in the data table: its path lit in the model, its class said."""
+        win = self.window
+        if win.raw is not None and is_model(win.tree):
+            win.set_status(self.light_row(win.raw.frame.iloc[[row]], f"Row {row + 1}"))
+
+    def light_row(self, frame, name: str) -> str:
+        """Light the way of a one-row raw table through the model on screen and say
+        where it ends, in one sentence."""
+        model, scene = self.window.tree, self.window.view.tree_scene()
+        if not is_model(model) or scene is None:
+            return "There is no model on screen to send the row through."
+        try:
+            path, conditions, predicted = row_path(model, frame)
+        except Exception as error:  # noqa: BLE001 - a table the model was not trained on
+            return f"{name} cannot go through this model: {error_message(error)}"
+        scene.light_path(path)
+        text = f"{name}: predicted {model.class_names[predicted]}"
+        target = model.prep.target
+        if target in frame.columns and frame[target].notna().all():
+            text += f" (true class {frame[target].iloc[0]})"
+        return text + (f", because {' and '.join(conditions)}." if conditions else ".")
+
+    # ------------------------------------------------------------- dialogs
+    def _source(self, long: bool = False) -> str:
+        run = self.window.current_run
+        if run is None:
+            return "the current model"
+        return f"run #{run.number}, {run.title}" if long else f"run #{run.number}"
+
+    def row_form(self) -> RowForm | None:
+        """Open Run → Test a row for the model on screen (None if there is none)."""
+        win = self.window
+        if not is_model(win.tree):
+            return None
+        first = first_row_values(win.tree, win.raw.frame if win.raw is not None else None)
+        form = RowForm(win.tree, self._source(), lambda frame: self.light_row(
+            frame, "This row"), win, first)
+        form.setAttribute(Qt.WA_DeleteOnClose)
+        form.show()
+        return form
+
+    def predict_dialog(self) -> PredictDialog | None:
+        """Open Run → Predict a file for the model on screen (None if there is none)."""
+        win = self.window
+        if win.tree is None:
+            return None
+        dialog = PredictDialog(win.tree, self._source(long=True), win)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    # ------------------------------------------------------------- node menu
+    def open_node_menu(self, node: int, where) -> None:
+        """Right-click on a node: its rows, and the edits it allows (a popup, so the
+        window goes on; `node_menu` is the last one)."""
+        win = self.window
+        run, tree = win.current_run, win.tree
+        menu = self.node_menu = QMenu(win)
+        menu.setAttribute(Qt.WA_DeleteOnClose)
+        menu.addAction("Show its rows", lambda: self.show_node(node))
+        if TreeEditor.editable(run) and tree is run.tree and not win.running:
+            menu.addSeparator()
+            menu.addAction("Collapse into a leaf", lambda: self.collapse_node(node)) \
+                .setEnabled(not tree.is_leaf(node))
+            menu.addAction("Re-solve this subtree optimally",
+                           lambda: self.resolve_node(node))
+            menu.addSeparator()
+            menu.addAction(win.undo_action)
+            menu.addAction(win.redo_action)
+        menu.popup(where)
+
+    def collapse_node(self, node: int) -> None:
+        """Collapse a node of the run on screen into a leaf (a new run, undoable)."""
+        win = self.window
+        if not win.running and win.current_run is not None:
+            win.editor.collapse(win.current_run, node)
+
+    def resolve_node(self, node: int) -> None:
+        """Re-solve the subtree under a node of the run on screen on the rows that
+        reach it (the data loaded must be the run's)."""
+        win = self.window
+        run = win.current_run
+        if win.running or run is None:
+            return
+        if win.dataset is None or (run.data_path and not win.holds_data_of(run)):
+            win.show_error(f"Re-solving needs the rows run #{run.number} was trained on: "
+                           f"open {run.dataset_name or 'its data file'} with the same "
+                           "options, then try again.")
+            return
+        win.editor.resolve(run, node, win.dataset, win.time_limit())
