@@ -3,8 +3,10 @@
 A thin view over plain engine functions (`engine.metrics.per_class`,
 `engine.importance`, `engine.export.evaluation_csv`): the widget only lays out what
 they return, so the numbers on screen, in the CSV files and in the tests are the
-same.  Everything is computed on the window's thread: one `apply` pass of the model
-and a few vectorised numpy passes, milliseconds even for 200k rows.
+same.  `score` computes everything (one pass of the model over the rows, a few
+vectorised numpy passes: about 4 s for two million rows), so `show_dataset`, what
+the window calls, runs it in a worker and says so meanwhile; `show_model` runs it
+at once (tests, small tables).
 
 The ROC curve needs a score per row; a tree gives each row its leaf's share of the
 positive class, so the curve has one corner per distinct leaf share.  With more than
@@ -13,6 +15,7 @@ two classes it is one class against the rest (chosen in a combo box).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +53,49 @@ from engine.importance import (
 )
 from engine.metrics import accuracy, balanced_accuracy, per_class
 from engine.model import Diagram, Tree
+from gui.worker import Worker
+
+
+@dataclass
+class Scored:
+    """What the views show of one model on some rows (`score`)."""
+
+    names: list[str]
+    y: np.ndarray
+    w: np.ndarray
+    proba: np.ndarray
+    scores: dict[str, np.ndarray]
+    accuracy: float
+    balanced: float
+    importance: Importance
+    leaf: str                 # "leaf" or "class terminal", for the notes
+    positive: int             # the class the ROC curve starts with
+    roc: Roc | None           # its curve, or None with `roc_message`
+    roc_message: str = ""
+
+
+def score(model, X: np.ndarray, y: np.ndarray, w: np.ndarray | None,
+          names: list[str]) -> Scored:
+    """Score `model` (a Tree or Diagram) on rows `X` in its own features with true
+    classes `y` and weights `w`: no Qt, so a worker can run it."""
+    y = np.asarray(y, dtype=np.int64)
+    w = np.ones(len(y)) if w is None else np.asarray(w, dtype=float)
+    importance = feature_importance(model, X, y, w, len(names))
+    proba = class_probabilities(model, X)
+    predicted = model.predict(X)
+    present = np.bincount(y, weights=w, minlength=len(names)) > 0
+    positive = 1 if len(names) == 2 else int(np.argmax(present)) if present.any() else 0
+    roc, message = None, "A ROC curve needs two classes, and this target has only one."
+    if len(names) >= 2:
+        try:
+            roc, message = roc_for_class(proba, y, positive, w, names), ""
+        except OrchardError as error:
+            message = str(error)
+    return Scored(names, y, w, proba, per_class(y, predicted, len(names), w),
+                  accuracy(y, predicted, w), balanced_accuracy(y, predicted, len(names), w),
+                  importance, "class terminal" if isinstance(model, Diagram) else "leaf",
+                  positive, roc, message)
+
 
 # The progress chart's look (set again here in case this module is imported alone).
 pg.setConfigOptions(antialias=True, foreground="#3d444d", background="w")
@@ -160,6 +206,7 @@ class EvaluationViews(QTabWidget):
         self.roc_message = ""
         self._proba = self._y = self._w = None
         self._leaf, self._about = "leaf", "training rows"
+        self._worker: Worker | None = None   # scoring the rows of `show_dataset`
 
         self.table_model = PerClassModel(self)
         self.table = QTableView(self)
@@ -235,6 +282,7 @@ class EvaluationViews(QTabWidget):
     # ----------------------------------------------------------------- show
     def clear(self, reason: str) -> None:
         """No model: every view says `reason` and nothing can be exported."""
+        self._worker = None   # a scoring still running is no longer wanted
         self.scores = self.importance = self.roc = None
         self._proba = self._y = self._w = None
         self.class_names = []
@@ -251,8 +299,9 @@ class EvaluationViews(QTabWidget):
             page.set_exportable(False)
 
     def show_dataset(self, model, data, about: str = "training rows") -> None:
-        """`show_model` on a `Dataset` the window holds, in the model's own features
-        (`auto` may have binarised them differently: `engine.editing.training_matrix`)."""
+        """Score `model` on a `Dataset` the window holds, in the model's own features
+        (`auto` may have binarised them differently: `engine.editing.training_matrix`),
+        in a worker; the views say so until the numbers come."""
         from engine.editing import training_matrix  # loads the solvers: only here
         try:
             if model.features == data.features:
@@ -265,48 +314,57 @@ class EvaluationViews(QTabWidget):
         except OrchardError as error:
             self.clear(str(error))
             return
-        self.show_model(model, X, data.y, data.w, data.class_names, about)
+        if not data.n_rows:
+            self.clear(f"There are no {about} to evaluate the model on.")
+            return
+        self.clear(f"Scoring the model on {data.n_rows:,} {about}…")
+        worker = Worker(score, model, X, data.y, data.w, list(data.class_names),
+                        name="orchard-evaluation")
+        worker.finished.connect(lambda scored: worker is self._worker
+                                and self._display(scored, about))
+        worker.errored.connect(lambda message: worker is self._worker
+                               and self.clear(message))
+        self._worker = worker
+        worker.start()
 
     def show_model(self, model, X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None,
                    class_names: list[str] | None = None,
                    about: str = "training rows") -> None:
         """Score `model` (a Tree or Diagram) on rows `X` in its own features with true
-        classes `y` and weights `w`; `about` names the rows in the notes."""
-        y = np.asarray(y, dtype=np.int64)
-        w = np.ones(len(y)) if w is None else np.asarray(w, dtype=float)
+        classes `y` and weights `w` at once; `about` names the rows in the notes."""
+        self._worker = None   # a scoring still running is no longer wanted
         names = [str(c) for c in (class_names or model.class_names)]
         if not len(y):
             self.clear(f"There are no {about} to evaluate the model on.")
             return
         try:
-            importance = feature_importance(model, X, y, w, len(names))
-            proba = class_probabilities(model, X)
+            scored = score(model, X, y, w, names)
         except OrchardError as error:
             self.clear(str(error))
             return
-        predicted = model.predict(X)
-        self.class_names, self._proba, self._y, self._w = names, proba, y, w
-        self._leaf = "class terminal" if isinstance(model, Diagram) else "leaf"
-        self._about = about
-        self.scores = per_class(y, predicted, len(names), w)
+        self._display(scored, about)
+
+    def _display(self, scored: Scored, about: str) -> None:
+        names = scored.names
+        self.class_names, self._proba, self._y, self._w = names, scored.proba, scored.y, \
+            scored.w
+        self._leaf, self._about = scored.leaf, about
+        self.scores = scored.scores
         self.table_model.set_rows(
             (name, *(float(self.scores[key][k])
                      for key in ("precision", "recall", "f1", "support")))
             for k, name in enumerate(names))
         self.pages["per_class"].note.setText(
-            f"Accuracy {accuracy(y, predicted, w):.3f}, balanced accuracy "
-            f"{balanced_accuracy(y, predicted, len(names), w):.3f} on {len(y):,} {about}; "
-            "support is the weight of each class's rows.")
+            f"Accuracy {scored.accuracy:.3f}, balanced accuracy {scored.balanced:.3f} on "
+            f"{len(scored.y):,} {about}; support is the weight of each class's rows.")
         self.pages["per_class"].set_exportable(True)
-        self.importance = importance
+        self.importance = scored.importance
         self._draw_bars()
-        self._fill_positive_combo()
+        self._fill_positive_combo(scored)
 
     # ------------------------------------------------------------------ ROC
-    def _fill_positive_combo(self) -> None:
-        names = self.class_names
-        present = np.bincount(self._y, weights=self._w, minlength=len(names)) > 0
-        default = 1 if len(names) == 2 else int(np.argmax(present)) if present.any() else 0
+    def _fill_positive_combo(self, scored: Scored) -> None:
+        names, default = self.class_names, scored.positive
         self.positive_combo.blockSignals(True)
         self.positive_combo.clear()
         self.positive_combo.addItems(names)
@@ -317,7 +375,7 @@ class EvaluationViews(QTabWidget):
                                     else "Positive class:")
         self.positive_combo.setVisible(len(names) >= 2)
         self.positive_label.setVisible(len(names) >= 2)
-        self.set_positive_class(default)
+        self._show_roc(default, scored.roc, scored.roc_message)   # computed by `score`
 
     def set_positive_class(self, index: int) -> None:
         """Draw the ROC curve of class `index` against every other class."""
@@ -327,20 +385,21 @@ class EvaluationViews(QTabWidget):
         self._positive_changed(index)
 
     def _positive_changed(self, index: int) -> None:
-        if self._proba is None or index < 0:
-            return
-        names = self.class_names
-        if len(names) < 2:
-            self.roc = None
-            self._show_roc_message("A ROC curve needs two classes, and this target "
-                                   "has only one.")
+        if self._proba is None or index < 0 or len(self.class_names) < 2:
             return
         try:
-            self.roc = roc_for_class(self._proba, self._y, index, self._w, names)
+            roc, message = roc_for_class(self._proba, self._y, index, self._w,
+                                         self.class_names), ""
         except OrchardError as error:
-            self.roc = None
-            self._show_roc_message(str(error))
+            roc, message = None, str(error)
+        self._show_roc(index, roc, message)
+
+    def _show_roc(self, index: int, roc: Roc | None, message: str) -> None:
+        self.roc = roc
+        if roc is None:
+            self._show_roc_message(message)
             return
+        names = self.class_names
         self.roc_curve.setData(self.roc.fpr, self.roc.tpr)
         rest = " against the rest" if len(names) > 2 else ""
         self.roc_plot.getPlotItem().setTitle(

@@ -131,12 +131,18 @@ def test_exports_write_pictures_and_tables(views, loans, tmp_path):
         views.export_png("tree", tmp_path / "x.png")
 
 
-def test_a_binarised_tree_is_shown_on_the_windows_data(views, loans):
-    """`auto` binarises for Blossom: `show_dataset` finds the tree's own features."""
+def test_a_binarised_tree_is_shown_on_the_windows_data(views, loans, qtbot):
+    """`auto` binarises for Blossom: `show_dataset` finds the tree's own features, and
+    scores in a worker, saying so meanwhile."""
     data, _ = loans
     guided = binarized(data, "quantile:4")
     tree = train(guided, "blossom", {"depth": 2}).tree
     views.show_dataset(tree, data)
+    # the answer comes through the event loop: until then the views say what is going on
+    assert views.auc_value is None
+    assert views.pages["per_class"].note.text() == (f"Scoring the model on {data.n_rows:,} "
+                                                    "training rows…")
+    qtbot.waitUntil(lambda: views.auc_value is not None, timeout=10_000)
     proba = class_probabilities(tree, guided.X)
     assert views.auc_value == pytest.approx(
         roc_auc_score(guided.y, proba[:, 1], sample_weight=guided.w), abs=1e-12)

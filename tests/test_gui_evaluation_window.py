@@ -27,6 +27,7 @@ def test_the_evaluation_tab_scores_the_run_on_screen(qtbot):
     views = win.evaluation_views
     assert views.auc_value is None            # not computed until the tab is opened
     win.tabs.setCurrentIndex(TAB_EVALUATION)
+    qtbot.waitUntil(lambda: views.auc_value is not None, timeout=10_000)   # a worker
     data, tree = win.dataset, win.tree
     proba = class_probabilities(tree, data.X)
     assert views.auc_value == roc_auc_score(data.y, proba[:, 1], sample_weight=data.w)
@@ -37,6 +38,8 @@ def test_the_evaluation_tab_scores_the_run_on_screen(qtbot):
     run_and_wait(qtbot, win)
     win.tabs.setCurrentIndex(TAB_EVALUATION)
     one_split = win.tree
+    qtbot.waitUntil(lambda: sum(value > 0 for _, value in views.importance_rows) == 1,
+                    timeout=10_000)
     assert one_split.depth == 1
     assert sum(value > 0 for _, value in views.importance_rows) == 1
     win.close()
