@@ -105,7 +105,13 @@ def run_gui(data: str | None) -> int:
     app.setOrganizationName("Orchard")
     window = MainWindow(data, warm_up=True)
     install_excepthook(window)
-    window.show()
+    # A screen smaller than the window's preferred size (1280x720 laptops) gets the
+    # window maximised, so the window manager fits its frame and status line on it.
+    available = window.screen().availableGeometry()
+    if available.width() < window.width() or available.height() < window.height():
+        window.showMaximized()
+    else:
+        window.show()
     if os.environ.get(SMOKE_EXIT):
         quit_when_ready(app, window, float(os.environ[SMOKE_EXIT]))
     status = app.exec()
