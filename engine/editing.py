@@ -45,11 +45,7 @@ def subtree_nodes(tree: Tree, node: int) -> list[int]:
 
 def node_depth(tree: Tree, node: int) -> int:
     """How many tests lie between the root and `node`."""
-    depth = np.zeros(tree.n_nodes, dtype=np.int64)
-    for k in range(tree.n_nodes):   # parents come before children
-        if not tree.is_leaf(k):
-            depth[tree.left[k]] = depth[tree.right[k]] = depth[k] + 1
-    return int(depth[node])
+    return int(tree.node_depths()[node])
 
 
 def _check_node(tree: Tree, node: int) -> None:
@@ -192,10 +188,10 @@ class Resolved:
 def remaining_depth(tree: Tree, node: int, depth_limit: int | None) -> int:
     """The depth a re-solved subtree may use: the run's limit minus the node's depth,
     or, without a limit, the height of the subtree there now."""
+    depths = tree.node_depths()
     if depth_limit is None:
-        nodes = subtree_nodes(tree, node)
-        return max(1, max(node_depth(tree, k) for k in nodes) - node_depth(tree, node))
-    return depth_limit - node_depth(tree, node)
+        return max(1, int(depths[subtree_nodes(tree, node)].max() - depths[node]))
+    return depth_limit - int(depths[node])
 
 
 def resolve_subtree(tree: Tree, data: Dataset, node: int, depth_limit: int | None,

@@ -109,6 +109,24 @@ def matrix_from_json(value) -> np.ndarray:
     return np.asarray(value if value is not None else [], dtype=float)
 
 
+def stairs(times: list[float], values: list[float],
+           until: float | None = None) -> tuple[list[float], list[float]]:
+    """Coordinates of a step curve holding each value until the next time (the
+    anytime curve as the window and the report draw it): 2n - 1 points for n values,
+    one more when `until` lies after the last time."""
+    xs, ys = [], []
+    for i, (t, v) in enumerate(zip(times, values)):
+        if i:
+            xs.append(t)
+            ys.append(ys[-1])
+        xs.append(t)
+        ys.append(v)
+    if xs and until is not None and until > xs[-1]:
+        xs.append(until)
+        ys.append(ys[-1])
+    return xs, ys
+
+
 def primal_gap(error: float, best: float) -> float:
     if error == best:
         return 0.0

@@ -28,15 +28,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.data.features import format_count
+
 MAX_SHOWN = 30
 MOST_PIXELS = 420   # the most a matrix takes on screen in either direction
 OTHER = "other classes"
 HINT_COLOUR = "#505863"
 _ROOT = QModelIndex()
-
-
-def _count(value: float) -> str:
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
 
 
 def capped(matrix: np.ndarray, names: list[str], limit: int = MAX_SHOWN
@@ -63,7 +61,7 @@ def write_confusion_csv(path: str | Path, matrix: np.ndarray, names: list[str]) 
         writer = csv.writer(handle)
         writer.writerow(["true \\ predicted", *names])
         for name, row in zip(names, np.asarray(matrix)):
-            writer.writerow([name, *(_count(v) for v in row)])
+            writer.writerow([name, *(format_count(v) for v in row)])
 
 
 class ConfusionModel(QAbstractTableModel):
@@ -99,7 +97,7 @@ class ConfusionModel(QAbstractTableModel):
         i, j = index.row(), index.column()
         value = self.shown[i, j]
         if role == Qt.DisplayRole:
-            return _count(value)
+            return format_count(value)
         if role == Qt.TextAlignmentRole:
             return int(Qt.AlignCenter)
         share = value / self._totals[i] if self._totals[i] else 0.0
@@ -108,7 +106,7 @@ class ConfusionModel(QAbstractTableModel):
             base.setAlphaF(0.08 + 0.55 * share)
             return QBrush(base)
         if role == Qt.ToolTipRole:
-            return (f"true {self.labels[i]}, predicted {self.labels[j]}: {_count(value)} "
+            return (f"true {self.labels[i]}, predicted {self.labels[j]}: {format_count(value)} "
                     f"({100 * share:.1f}% of {self.labels[i]})")
         return None
 
@@ -205,7 +203,7 @@ class ConfusionView(QWidget):
         header = self.table.horizontalHeader()
         names, counts = header.fontMetrics(), self.table.fontMetrics()
         for column, label in enumerate(labels):
-            widest = _count(shown[:, column].max()) if shown.shape[0] else ""
+            widest = format_count(shown[:, column].max()) if shown.shape[0] else ""
             width = max(names.horizontalAdvance(f"→ {label}"),
                         counts.horizontalAdvance(widest)) + 2 * _PADDING
             header.resizeSection(column, min(width, _WIDEST))

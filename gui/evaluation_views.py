@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.data.features import format_count
 from engine.errors import DataError, OrchardError
 from engine.export.evaluation_csv import (
     write_importance_csv,
@@ -97,6 +98,21 @@ def score(model, X: np.ndarray, y: np.ndarray, w: np.ndarray | None,
                   positive, roc, message)
 
 
+def score_dataset(model, data) -> Scored:
+    """`score` on a `Dataset`, in the model's own features (`auto` may have binarised
+    them differently: `engine.editing.training_matrix` finds or computes them; on
+    two million rows that is worth the worker too)."""
+    from engine.editing import training_matrix  # loads the solvers: only here
+    if model.features == data.features:
+        X = data.X
+    elif isinstance(model, Tree):
+        X = training_matrix(model, data)
+    else:
+        raise DataError("The data as prepared now are not in this model's features: "
+                        "prepare them as they were for this run.")
+    return score(model, X, data.y, data.w, list(data.class_names))
+
+
 # The progress chart's look (set again here in case this module is imported alone).
 pg.setConfigOptions(antialias=True, foreground="#3d444d", background="w")
 
@@ -108,10 +124,6 @@ CURVE_COLOUR = "#0072B2"
 BAR_COLOUR = "#009E73"
 HINT_COLOUR = "#505863"
 _ROOT = QModelIndex()
-
-
-def _count(value: float) -> str:
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
 
 
 def _short(name: str) -> str:
@@ -151,7 +163,7 @@ class PerClassModel(QAbstractTableModel):
         if role == Qt.DisplayRole:
             if index.column() == 0:
                 return value
-            return _count(value) if index.column() == 4 else f"{value:.3f}"
+            return format_count(value) if index.column() == 4 else f"{value:.3f}"
         if role == Qt.TextAlignmentRole and index.column():
             return int(Qt.AlignRight | Qt.AlignVCenter)
         return None
@@ -299,27 +311,13 @@ class EvaluationViews(QTabWidget):
             page.set_exportable(False)
 
     def show_dataset(self, model, data, about: str = "training rows") -> None:
-        """Score `model` on a `Dataset` the window holds, in the model's own features
-        (`auto` may have binarised them differently: `engine.editing.training_matrix`),
-        in a worker; the views say so until the numbers come."""
-        from engine.editing import training_matrix  # loads the solvers: only here
-        try:
-            if model.features == data.features:
-                X = data.X
-            elif isinstance(model, Tree):
-                X = training_matrix(model, data)
-            else:
-                raise DataError("The data as prepared now are not in this model's "
-                                "features: prepare them as they were for this run.")
-        except OrchardError as error:
-            self.clear(str(error))
-            return
+        """Score `model` on a `Dataset` the window holds (`score_dataset`) in a
+        worker; the views say so until the numbers come."""
         if not data.n_rows:
             self.clear(f"There are no {about} to evaluate the model on.")
             return
         self.clear(f"Scoring the model on {data.n_rows:,} {about}…")
-        worker = Worker(score, model, X, data.y, data.w, list(data.class_names),
-                        name="orchard-evaluation")
+        worker = Worker(score_dataset, model, data, name="orchard-evaluation")
         worker.finished.connect(lambda scored: worker is self._worker
                                 and self._display(scored, about))
         worker.errored.connect(lambda message: worker is self._worker
@@ -442,7 +440,7 @@ class EvaluationViews(QTabWidget):
         plot.addItem(pg.BarGraphItem(x0=0, y=positions, width=values, height=0.7,
                                      brush=BAR_COLOUR, pen=pg.mkPen(None)))
         for y, value in zip(positions, values):
-            label = pg.TextItem(_count(value), color=HINT_COLOUR, anchor=(0, 0.5))
+            label = pg.TextItem(format_count(value), color=HINT_COLOUR, anchor=(0, 0.5))
             label.setPos(float(value), float(y))
             plot.addItem(label)
         plot.getAxis("left").setTicks(

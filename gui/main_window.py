@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
 
 from engine.data.columns import ColumnKind
 from engine.data.dataset import PrepOptions
+from engine.data.features import format_count
 from engine.evaluation import CrossValidation
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
@@ -114,10 +115,6 @@ def settle_heap() -> None:
 
 def sample_files() -> list[Path]:
     return sorted(SAMPLES_DIR.glob("*.csv")) if SAMPLES_DIR.is_dir() else []
-
-
-def _format_count(value: float) -> str:
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
 
 
 def no_tree_text(label: str, status: str) -> str:
@@ -1095,8 +1092,8 @@ class MainWindow(QMainWindow):
             self._live_figures = (error, bound)
             self.figures.set_figures("running", t, error, bound, False)
             self.set_status(f"Running {self._run_context['label']}… best so far: "
-                            f"error {_format_count(error)}"
-                            f"{f', lower bound {_format_count(bound)}' if bound > 0 else ''}"
+                            f"error {format_count(error)}"
+                            f"{f', lower bound {format_count(bound)}' if bound > 0 else ''}"
                             f" after {t:.1f} s")
             if not self._redraw_timer.isActive():
                 self._redraw_timer.start()
@@ -1187,13 +1184,13 @@ class MainWindow(QMainWindow):
         """One line naming the run ("#3 Blossom on iris.csv: ...") and its figures."""
         if not is_model(run.tree):
             return f"{run.label}: {run.status_text}, no tree · {run.time_s:.2f} s"
-        parts = [(f"{run.label}: training error {_format_count(run.train_error)} of "
-                  f"{_format_count(run.total_weight)}"),
+        parts = [(f"{run.label}: training error {format_count(run.train_error)} of "
+                  f"{format_count(run.total_weight)}"),
                  f"accuracy {100 * run.train_accuracy:.1f}%"]
         if run.evaluation is not None:
             parts.append(run.evaluation.summary())
         if run.lower_bound > 0 and not run.optimal:
-            parts.append(f"lower bound {_format_count(run.lower_bound)}")
+            parts.append(f"lower bound {format_count(run.lower_bound)}")
         parts.append(run.status_text)
         parts.append(f"{run.time_s:.2f} s")
         if is_model(run.tree):

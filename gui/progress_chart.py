@@ -14,6 +14,7 @@ import re
 import pyqtgraph as pg
 from PySide6.QtGui import QColor, QPainterPath
 
+from engine.metrics import stairs
 from gui.tree_scene import PALETTE
 
 ERROR_COLOUR = "#0072B2"
@@ -21,22 +22,6 @@ BOUND_COLOUR = "#D55E00"
 GAP_COLOUR = (0, 114, 178, 38)
 
 pg.setConfigOptions(antialias=True, foreground="#3d444d", background="w")
-
-
-def stairs(times: list[float], values: list[float],
-           until: float | None = None) -> tuple[list[float], list[float]]:
-    """Coordinates of a step curve holding each value until the next time."""
-    xs, ys = [], []
-    for i, (t, v) in enumerate(zip(times, values)):
-        if i:
-            xs.append(t)
-            ys.append(ys[-1])
-        xs.append(t)
-        ys.append(v)
-    if xs and until is not None and until > xs[-1]:
-        xs.append(until)
-        ys.append(ys[-1])
-    return xs, ys
 
 
 class ProgressChart(pg.PlotWidget):

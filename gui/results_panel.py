@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.data.features import format_count
 from engine.metrics import matrix_balanced_accuracy
 from gui.confusion_view import ConfusionView
 from gui.models import is_model, kind_name, size_text
@@ -45,10 +46,6 @@ HINT_COLOUR = "#505863"
 
 def percent(value: float | None) -> str:
     return "—" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
-
-
-def count(value: float) -> str:
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
 
 
 _ROOT = QModelIndex()  # the invisible root: a flat table has no children
@@ -102,8 +99,8 @@ class HistoryModel(QAbstractTableModel):
             str(run.number), run.title,
             "" if run.depth_limit is None else str(run.depth_limit),
             str(run.data_settings.get("binarize", "")), f"{run.n_features:,}",
-            percent(run.train_accuracy), percent(run.test_accuracy), count(run.train_error),
-            count(run.lower_bound), run.status_text, f"{run.time_s:.2f} s",
+            percent(run.train_accuracy), percent(run.test_accuracy), format_count(run.train_error),
+            format_count(run.lower_bound), run.status_text, f"{run.time_s:.2f} s",
             str(tree.n_leaves) if is_model(tree) else "", run.dataset_name)
         return values[column]
 
@@ -318,12 +315,12 @@ class ResultsPanel(QWidget):
                 ("Parameters", ", ".join(f"{k} = {v}" for k, v in run.params.items())),
                 ("Status", run.status_text + (" — proven optimal" if run.optimal else "")),
                 ("Weighted training accuracy" if weights else "Training accuracy",
-                 (f"{percent(run.train_accuracy)} ({count(run.train_error)} "
+                 (f"{percent(run.train_accuracy)} ({format_count(run.train_error)} "
                   f"{'weighted errors' if weights else 'errors'} of "
-                  f"{count(run.total_weight)})")),
+                  f"{format_count(run.total_weight)})")),
                 ("Balanced accuracy", percent(matrix_balanced_accuracy(run.train_confusion))
                  if run.train_confusion.size else "—"),
-                ("Lower bound", (f"{count(run.lower_bound)} errors"
+                ("Lower bound", (f"{format_count(run.lower_bound)} errors"
                                  f" (gap {100 * run.gap:.1f}%)")),
                 ]
         if weights:

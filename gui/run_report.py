@@ -11,12 +11,13 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from engine.data.features import format_count
 from engine.export import rules_text as export_rules
 from engine.export.report import run_report_html, write_report
 from engine.metrics import matrix_balanced_accuracy
 from gui.image_export import save_tree_image
 from gui.models import is_model, kind_name, size_text
-from gui.results_panel import count, percent
+from gui.results_panel import percent
 from gui.runs import RunRecord
 
 ROW_OPTIONS = {"drop_inconsistent": "rows with conflicting classes dropped",
@@ -54,7 +55,7 @@ def _data(run: RunRecord) -> list[tuple[str, str]]:
             ("Target", str(settings.get("target") or "?")),
             ("Classes", f"{len(run.class_names):,}")]
     if run.total_weight != run.n_rows:
-        rows.append(("Total row weight", count(run.total_weight)))
+        rows.append(("Total row weight", format_count(run.total_weight)))
     rows += [("Missing values", str(settings.get("missing", "?"))),
              ("Binarisation", str(settings.get("binarize", "?")))]
     if settings.get("class_weight"):
@@ -85,11 +86,11 @@ def _metrics(run: RunRecord) -> list[tuple[str, str]]:
     rows = [("Status", run.status_text + (" — proven optimal" if proven else "")),
             ("Weighted training accuracy" if weighted else "Training accuracy",
              percent(run.train_accuracy)),
-            ("Training errors", (f"{count(run.train_error)} "
+            ("Training errors", (f"{format_count(run.train_error)} "
                                  f"{'weighted errors' if weighted else 'errors'} of "
-                                 f"{count(run.total_weight)}")),
+                                 f"{format_count(run.total_weight)}")),
             ("Balanced accuracy", percent(matrix_balanced_accuracy(run.train_confusion))),
-            ("Lower bound", f"{count(run.lower_bound)} errors (gap {100 * run.gap:.1f}%)")]
+            ("Lower bound", f"{format_count(run.lower_bound)} errors (gap {100 * run.gap:.1f}%)")]
     if run.evaluation is not None:
         ev = run.evaluation
         rows.append(("Test accuracy", ev.summary()))

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QWidget
 
+from engine.data.features import format_count
 from gui.runs import relative_gap
 
 MUTED = "color: #505863;"
-
-
-def _count(value: float) -> str:
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
 
 
 class RunFigures(QWidget):
@@ -67,9 +64,9 @@ class RunFigures(QWidget):
                     bound: float | None, optimal: bool | None) -> None:
         self.labels["status"].setText(status)
         self.set_elapsed(elapsed)
-        self.labels["error"].setText("error —" if error is None else f"error {_count(error)}")
+        self.labels["error"].setText("error —" if error is None else f"error {format_count(error)}")
         self.labels["bound"].setText("bound —" if bound is None
-                                     else f"bound {_count(max(bound, 0.0))}")
+                                     else f"bound {format_count(max(bound, 0.0))}")
         if error is None or bound is None:
             self.labels["gap"].setText("gap —")
         else:

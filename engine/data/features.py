@@ -26,6 +26,11 @@ def format_number(value: float) -> str:
     return f"{value:.6g}"
 
 
+def format_count(value: float) -> str:
+    """A row count or weight as every figure shows it: `1,234`, or `12.50` if not whole."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+
+
 def _format_value(value: float | str) -> str:
     return value if isinstance(value, str) else format_number(value)
 

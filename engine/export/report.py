@@ -24,8 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.data.features import format_count
 from engine.export.files import write_atomically
 from engine.metrics import per_class as per_class_scores
+from engine.metrics import stairs
 
 # What the page says instead of a part it cannot show.
 NO_PICTURE = "No picture of the tree was given, so none is shown."
@@ -59,11 +61,6 @@ svg text { font: 11px sans-serif; fill: #3d444d; }
 """
 
 
-def count(value: float) -> str:
-    """A weight or row count as the window writes it: `1,234`, or `12.50` if not whole."""
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
-
-
 def per_class_rows(confusion: np.ndarray) -> list[dict[str, float]]:
     """Precision, recall, F1 and support of each class, from a confusion matrix.
 
@@ -79,21 +76,6 @@ def per_class_rows(confusion: np.ndarray) -> list[dict[str, float]]:
 
 
 # ------------------------------------------------------------------ anytime chart
-def stairs(times: Sequence[float], values: Sequence[float],
-           until: float | None = None) -> list[tuple[float, float]]:
-    """The points of a step line holding each value until the next time: 2n - 1 points
-    for n values (a horizontal then a vertical step per later value), one more when
-    `until` lies after the last time."""
-    points: list[tuple[float, float]] = []
-    for t, v in zip(times, values):
-        if points:
-            points.append((t, points[-1][1]))
-        points.append((t, v))
-    if points and until is not None and until > points[-1][0]:
-        points.append((until, points[-1][1]))
-    return points
-
-
 def anytime_chart(incumbents: Sequence[tuple[float, float, float]],
                   end_time: float | None = None) -> str:
     """Training error and lower bound against time as inline SVG (two step lines,
@@ -109,11 +91,11 @@ def anytime_chart(incumbents: Sequence[tuple[float, float, float]],
         return _missing(NO_CURVE)
     if len(points) == 1:
         t, e, _ = points[0]
-        return _missing(ONE_POINT.format(error=count(e), time=f"{t:.2f}"))
+        return _missing(ONE_POINT.format(error=format_count(e), time=f"{t:.2f}"))
     times = [p[0] for p in points]
-    error = stairs(times, [p[1] for p in points], end_time)
-    bound = stairs(times, [p[2] if math.isfinite(p[2]) and p[2] > 0 else 0.0
-                           for p in points], end_time)
+    error = list(zip(*stairs(times, [p[1] for p in points], end_time)))
+    bound = list(zip(*stairs(times, [p[2] if math.isfinite(p[2]) and p[2] > 0 else 0.0
+                                     for p in points], end_time)))
     width, height, left, right, top, bottom = 640, 300, 72, 20, 24, 48
     t_max = max(x for x, _ in error) or 1.0
     low = min(y for _, y in error + bound)
@@ -141,8 +123,8 @@ def anytime_chart(incumbents: Sequence[tuple[float, float, float]],
         f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}" stroke="#3d444d"/>',
         f'<text x="{x0}" y="{y0 + 16}" text-anchor="middle">0</text>',
         f'<text x="{x1}" y="{y0 + 16}" text-anchor="end">{t_max:.3g}</text>',
-        f'<text x="{x0 - 6}" y="{y0}" text-anchor="end">{escape(count(low))}</text>',
-        f'<text x="{x0 - 6}" y="{y1 + 4}" text-anchor="end">{escape(count(high))}</text>',
+        f'<text x="{x0 - 6}" y="{y0}" text-anchor="end">{escape(format_count(low))}</text>',
+        f'<text x="{x0 - 6}" y="{y1 + 4}" text-anchor="end">{escape(format_count(high))}</text>',
         f'<text x="{(x0 + x1) / 2}" y="{height - 10}" text-anchor="middle">time (s)</text>',
         (f'<text text-anchor="middle" transform="translate(16 {(y0 + y1) / 2}) '
          'rotate(-90)">training error</text>'),
@@ -182,7 +164,7 @@ def _confusion(class_names: Sequence[str], confusion: np.ndarray | None,
     head = "<tr><th>true \\ predicted</th>" + "".join(f"<th>{c}</th>" for c in names) + "</tr>"
     rows = "".join(
         f'<tr><th scope="row">{names[i]}</th>' + "".join(
-            f'<td class="number{" hit" if i == j else ""}">{count(matrix[i, j])}</td>'
+            f'<td class="number{" hit" if i == j else ""}">{format_count(matrix[i, j])}</td>'
             for j in range(n)) + "</tr>"
         for i in range(n))
     return (f'<p class="caption">{escape(caption)} Rows: true class; columns: predicted '
@@ -198,7 +180,7 @@ def _per_class(class_names: Sequence[str], rows: Sequence[Mapping[str, float]]) 
         f"<tr><th scope=\"row\">{escape(name)}</th>"
         + "".join(f'<td class="number">{100 * row[key]:.1f}%</td>'
                   for key in ("precision", "recall", "f1"))
-        + f'<td class="number">{count(row["support"])}</td></tr>'
+        + f'<td class="number">{format_count(row["support"])}</td></tr>'
         for name, row in zip(class_names, rows))
     return f"<table>{head}{body}</table>"
 

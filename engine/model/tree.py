@@ -82,14 +82,18 @@ class Tree:
     def n_leaves(self) -> int:
         return int((self.feature < 0).sum())
 
-    @property
-    def depth(self) -> int:
+    def node_depths(self) -> np.ndarray:
+        """How many tests lie between the root and each node."""
         depth = np.zeros(self.n_nodes, dtype=np.int64)
-        for node in range(self.n_nodes):
+        for node in range(self.n_nodes):   # parents come before children
             for child in (self.left[node], self.right[node]):
                 if child >= 0:
                     depth[child] = depth[node] + 1
-        return int(depth.max())
+        return depth
+
+    @property
+    def depth(self) -> int:
+        return int(self.node_depths().max())
 
     @property
     def edit_note(self) -> str:
