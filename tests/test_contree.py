@@ -17,7 +17,7 @@ from optimal_trees import (
 
 from engine.data.csv_reader import read_table
 from engine.data.dataset import merge_duplicates, prepare
-from engine.solvers import contree as contree_module
+from engine.solvers.contree import adapter as contree_module
 from engine.solvers import get_solver
 from engine.solvers.protocol import Status
 from engine.training import train
@@ -298,7 +298,7 @@ def test_registered_with_its_parameters():
     assert solver.needs == "any" and solver.proves_optimality and solver.title == "ConTree"
     assert "\n" not in solver.summary
     assert solver.resolve({"depth": "4", "max_gap": "0.01"}) == {
-        "depth": 4, "max_gap": 0.01, "memory_mb": 2048}
+        "depth": 4, "max_gap": 0.01, "memory_mb": 2048, "threads": 0}
 
 
 @pytest.mark.parametrize("binarize", ["none", "quantile:4"])

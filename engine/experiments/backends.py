@@ -40,19 +40,14 @@ from typing import Any, Protocol
 
 from engine.errors import ParameterError
 from engine.experiments.tasks import Task
+from engine.solvers import threads as threads_module
+from engine.solvers.threads import cpu_count
 
 DEFAULT_GRACE = 60.0  # seconds past the time limit: start-up, reading, first JIT compile
 
 
 class Backend(Protocol):
     def run(self, tasks: Sequence[Task]) -> Iterator[dict[str, Any]]: ...
-
-
-def cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
 
 
 class InProcess:
@@ -65,9 +60,11 @@ def _run(task: Task) -> dict[str, Any]:
     return task.run()
 
 
-def _serve(conn) -> None:
-    """A pool worker's life: receive a task, send back its row, until stopped."""
+def _serve(conn, threads: int) -> None:
+    """A pool worker's life: receive a task, send back its row, until stopped.
+    Its searches use `threads` threads (its share of the cores) unless told otherwise."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
+    os.environ[threads_module.ENVIRONMENT] = str(threads)
     while True:
         conn.send(_run(conn.recv()))
 
@@ -94,7 +91,8 @@ class ProcessPool:
                 pool = [w for w in pool if w.process.is_alive()]
                 busy = sum(w.task is not None for w in pool)
                 wanted = min(self.workers, busy + len(pending))
-                pool += [_start(context) for _ in range(wanted - len(pool))]
+                threads = max(1, cpu_count() // self.workers)
+                pool += [_start(context, threads) for _ in range(wanted - len(pool))]
                 for worker in pool:
                     if worker.task is None and pending:
                         worker.task, worker.started = pending.popleft(), time.monotonic()
@@ -152,9 +150,9 @@ def _context():
     return context
 
 
-def _start(context) -> _Worker:
+def _start(context, threads: int) -> _Worker:
     conn, child = context.Pipe()
-    process = context.Process(target=_serve, args=(child,), daemon=True)
+    process = context.Process(target=_serve, args=(child, threads), daemon=True)
     process.start()
     child.close()
     return _Worker(process, conn)

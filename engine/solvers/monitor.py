@@ -150,30 +150,55 @@ class Monitor:
         `make_tree(feature, threshold, left, right, value)` turns drained arrays into
         a model.  Returns the kernel's return value (exceptions are re-raised).
         """
-        outcome: dict[str, Any] = {}
+        sinks = [sink] if sink is not None else []
+        return self.run_threads([lambda: kernel(*args)], sinks, make_tree, poll)[0]
 
-        def target():
+    def run_threads(self, targets: list[Callable], sinks: list[ks.IncumbentSink],
+                    make_tree: Callable | None = None, poll: float = 0.02) -> list:
+        """Run each of `targets` (calling nogil kernels) in a thread of its own, draining
+        every sink into `publish` meanwhile; returns their return values in order (the
+        first exception is re-raised once all have ended).
+
+        With several sinks (threads searching parts of one problem) only trees better
+        than every one published before are passed on, so the curve never goes up.
+        """
+        outcomes: list[dict[str, Any]] = [{} for _ in targets]
+
+        def run(target, outcome):
             try:
-                outcome["value"] = kernel(*args)
+                outcome["value"] = target()
             except BaseException as exc:  # re-raised in the caller's thread
                 outcome["error"] = exc
 
-        thread = threading.Thread(target=target, name="orchard-kernel", daemon=True)
-        thread.start()
-        while thread.is_alive():
-            thread.join(poll)
-            self.should_stop()   # turns a passed deadline into the stop code kernels poll
-            if sink is not None:
-                self._drain(sink, make_tree)
-        if sink is not None:
-            self._drain(sink, make_tree)
-        if "error" in outcome:
-            raise outcome["error"]
-        return outcome["value"]
+        threads = [threading.Thread(target=run, args=(target, outcome), daemon=True,
+                                    name=f"orchard-kernel-{i}")
+                   for i, (target, outcome) in enumerate(zip(targets, outcomes))]
+        for thread in threads:
+            thread.start()
+        best = [math.inf] if len(sinks) > 1 else None
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(poll)
+                self.should_stop()   # turns a passed deadline into the stop code kernels poll
+                for sink in sinks:
+                    self._drain(sink, make_tree, best)
+        for sink in sinks:
+            self._drain(sink, make_tree, best)
+        for outcome in outcomes:
+            if "error" in outcome:
+                raise outcome["error"]
+        return [outcome["value"] for outcome in outcomes]
 
-    def _drain(self, sink: ks.IncumbentSink, make_tree: Callable | None) -> None:
+    def _drain(self, sink: ks.IncumbentSink, make_tree: Callable | None,
+               best: list[float] | None) -> None:
+        """Publish the sink's new events (its latest tree with the last one); with
+        `best`, only those below best[0], which they lower."""
         events, arrays = sink.drain()
         for i, (t, error, lower_bound) in enumerate(events):
+            if best is not None:
+                if error >= best[0]:
+                    continue
+                best[0] = error
             last = i == len(events) - 1
             tree = make_tree(*arrays) if last and arrays and make_tree else None
             self.publish(tree, error, lower_bound, t)

@@ -107,10 +107,10 @@ KEY = types.UniTuple(types.uint64, 3)
 # Workspace tuple W.
 W_X, W_Y, W_W, W_Z1, W_Z2, W_IDX, W_RK, W_POS, W_CW, W_RL, W_RR, W_Q = range(12)
 W_FORD, W_TBF, W_TBT, W_TBN, W_TMF, W_TMT, W_CODE, W_SCR, W_STATS, W_CTRL = range(12, 22)
-W_IPAR, W_FPAR = 22, 23
+W_IPAR, W_FPAR, W_SHARED = 22, 23, 24
 # Integer parameters (W_IPAR) and float parameters (W_FPAR).
-IP_LO, IP_K, IP_D = 0, 1, 2
-FP_EPS = 0
+IP_LO, IP_K, IP_D, IP_ROOTF = 0, 1, 2, 3
+FP_EPS, FP_TIE = 0, 1
 # Cache tuple CA: (dict, EV, ELB, EOFF, ELEN, PF, PT, CS); CS fields:
 CS_ENTRIES, CS_POOL, CS_EVICT, CS_PEAK = 0, 1, 2, 3
 # Publishing tuple PB: (state, events, nodes, thresholds, values, of, othr, ol, orr, oval,
@@ -761,6 +761,16 @@ def _greedy(L, off, nL, W):
 
 
 @njit(cache=True, nogil=True)
+def _target(UB, best, gh, root, shared):
+    """The target T = min(UB, best) - gh; at the root also below the bound other
+    threads share (see `contree_search`)."""
+    T = min(UB, best) - gh
+    if root:
+        T = min(T, shared[0] - gh)
+    return T
+
+
+@njit(cache=True, nogil=True)
 def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
     """Best tree of depth <= L on rows IDX[slot(L), :, off:off+nL] (see the module
     docstring): returns (its error, a lower bound >= min(error, UB) - G); the tree is
@@ -845,7 +855,12 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
         return best, best
 
     FORD = W[W_FORD][s]
-    _gini_order(IDXs, RKs, off, nL, y, w, K, tot, scr[2], scr[3], FORD)
+    shared = W[W_SHARED]
+    # a root told to search one feature (see contree_search) needs no order of its
+    # own, except for D2Split's second features
+    rootf = W[W_IPAR][IP_ROOTF] if root else -1
+    if rootf < 0 or L == 2:
+        _gini_order(IDXs, RKs, off, nL, y, w, K, tot, scr[2], scr[3], FORD)
     if L == 2:
         gh = G
         gc = 0.0
@@ -860,11 +875,11 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
     info = PB[10]
     done = False
     lbmin = INF
-    for fi in range(F):
+    for fi in range(F if rootf < 0 else 1):
         if done:
             break
-        f = FORD[fi]
-        T = min(UB, best) - gh
+        f = FORD[fi] if rootf < 0 else rootf
+        T = _target(UB, best, gh, root, shared)
         if T <= floor + eps:
             break
         m = _positions(IDXs, RKs, off, nL, f, w, POSs, CWs)
@@ -890,7 +905,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
             if qh == cap:
                 qh = 0
             qn -= 1
-            T = min(UB, best) - gh
+            T = _target(UB, best, gh, root, shared)
             if T <= floor + eps:
                 done = True
                 break
@@ -1011,6 +1026,9 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
                 if root:
                     stats[ST_IMPROVEMENTS] += 1
                     info[PI_PENDING] = 1.0
+                    tie = best + W[W_FPAR][FP_TIE]
+                    if tie < shared[0]:
+                        shared[0] = tie   # racy but sound: always a real tree's bound
                 if best <= floor + eps:
                     done = True
             if root and info[PI_PENDING] != 0.0 and (
@@ -1019,7 +1037,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
             if done:
                 break
             # neighbourhood pruning, then the two halves
-            T = min(UB, best) - gh
+            T = _target(UB, best, gh, root, shared)
             dl = RLs[mid] + RRs[mid] - T - eps
             if dl < 0.0:
                 dl = 0.0
@@ -1048,7 +1066,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
     # every candidate left out was pruned against a target >= the last one with bounds
     # at most 2 gc too high, every one evaluated has its bound in lbmin (with G = 0
     # this is min(best, UB))
-    lb = min(min(UB, best) - gh - 2.0 * gc, lbmin)
+    lb = min(_target(UB, best, gh, root, shared) - 2.0 * gc, lbmin)
     if lb < floor:
         lb = floor
     if best <= floor + eps or lb > best:
@@ -1060,8 +1078,8 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
 
 @njit(cache=True, nogil=True)
 def contree_search(X, y, w, K, D, G, eps, IDX, RK, z1, z2, tree_cap, cache_entries,
-                   pool_nodes, interval, control, state, events, nodes, thresholds,
-                   values):
+                   pool_nodes, interval, root_feature, shared, tie, control, state, events,
+                   nodes, thresholds, values):
     """Optimal tree of depth <= D on X (float64[n, F]), classes y (int64 < K), weights
     w (float64 > 0), within gap G (absolute weight; 0 = optimal).
 
@@ -1070,6 +1088,14 @@ def contree_search(X, y, w, K, D, G, eps, IDX, RK, z1, z2, tree_cap, cache_entri
     (cache keys).  tree_cap: nodes of the largest tree.  cache_entries, pool_nodes:
     cache capacity (0 disables it).  interval: least seconds between published trees.
     control / state ... values: Monitor and IncumbentSink.
+
+    Threads (see `parallel`): with root_feature >= 0 only trees whose root tests that
+    feature are searched (D >= 2), with no greedy dive and nothing published that does
+    not beat the leaf.  shared[0] is a bound that the searches of all threads lower
+    when their root improves, to best + tie, and that their roots prune against: with
+    tie > 0 (more than any tolerance) a root whose optimum only equals another thread's
+    tree still finds it, which is what makes the parallel answer independent of
+    timing.  One thread: root_feature = -1 and shared[0] = inf.
 
     Returns (feature, threshold, left, right, value) of the best tree (preorder), its
     error, a lower bound on the optimum (>= error - G when the search completed),
@@ -1098,10 +1124,10 @@ def contree_search(X, y, w, K, D, G, eps, IDX, RK, z1, z2, tree_cap, cache_entri
     TBT[D, 0] = 0.0
     code = np.zeros(n, dtype=np.int32)
     scr = np.zeros((4, max(2 * K, F, 1) + 1))
-    ipar = np.array([lo, K, D], dtype=np.int64)
-    fpar = np.array([eps])
+    ipar = np.array([lo, K, D, root_feature], dtype=np.int64)
+    fpar = np.array([eps, tie])
     W = (X, y, w, z1, z2, IDX, RK, POS, CW, RL, RR, Q, FORD, TBF, TBT, TBN, TMF, TMT,
-         code, scr, stats, control, ipar, fpar)
+         code, scr, stats, control, ipar, fpar, shared)
 
     d = Dict.empty(key_type=KEY, value_type=types.int64)
     EV = np.empty(cache_entries)
@@ -1129,12 +1155,15 @@ def contree_search(X, y, w, K, D, G, eps, IDX, RK, z1, z2, tree_cap, cache_entri
     for i in range(n):
         tot[y[i]] += w[i]
     leaf = tot.sum() - tot.max() if n > 0 else 0.0
-    _publish(W, PB, D, leaf)
+    if root_feature < 0:
+        _publish(W, PB, D, leaf)
+    else:
+        info[PI_VALUE] = leaf
     zero = n - n  # int64 arguments that numba does not take as literals
     is_root = n >= 0
     h0 = np.uint64(n - n)
     start = G + INF
-    if D >= 3:
+    if D >= 3 and root_feature < 0:
         start = _greedy(D + zero, zero, n + zero, W)
         if start < leaf - eps:
             _publish(W, PB, D, start)
@@ -1153,3 +1182,23 @@ def contree_search(X, y, w, K, D, G, eps, IDX, RK, z1, z2, tree_cap, cache_entri
     cache = np.array([CS[CS_ENTRIES], CS[CS_PEAK], CS[CS_EVICT]], dtype=np.int64)
     return (of[:m].copy(), othr[:m].copy(), ol[:m].copy(), orr[:m].copy(),
             oval[:m].copy(), best, lb, completed, stats, cache)
+
+
+@njit(cache=True, nogil=True)
+def root_order(IDX, RK, y, w, K):
+    """The root's features in the order the search tries them (increasing Gini
+    impurity of their best split), those without a split left out."""
+    top = IDX.shape[0] - 1
+    F = IDX.shape[1]
+    n = IDX.shape[2]
+    tot = np.zeros(K)
+    for i in range(n):
+        tot[y[i]] += w[i]
+    cnt = np.zeros(K)
+    score = np.empty(F)
+    order = np.empty(F, dtype=np.int64)
+    _gini_order(IDX[top], RK[top], 0, n, y, w, K, tot, cnt, score, order)
+    m = 0
+    while m < F and score[order[m]] < INF:
+        m += 1
+    return order[:m].copy()

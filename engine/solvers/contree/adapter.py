@@ -4,7 +4,7 @@ ConTree searches thresholds directly on the feature values (no binarisation; 0/1
 columns are numeric columns with two values): a dynamic programme over subsets of
 rows and remaining depth, with interval pruning of thresholds from the similarity
 lower bound, a linear-time depth-two subroutine on data sorted once per feature, and
-a cache of solved subproblems.  The search itself is in `contree_kernel`; this module
+a cache of solved subproblems.  The search itself is in `kernel`; this module
 prepares the data, sizes the memory and maps the result to a `Tree`.
 
 Thresholds are mid-points between consecutive distinct values of the rows at each
@@ -39,7 +39,7 @@ from engine.data.dataset import row_groups
 from engine.errors import DataError
 from engine.model.tree import Tree
 from engine.solvers import kernel_support as ks
-from engine.solvers.contree_kernel import (
+from engine.solvers.contree.kernel import (
     ST_CACHE_HITS,
     ST_CACHE_REUSE,
     ST_CT_CALLS,
@@ -51,8 +51,10 @@ from engine.solvers.contree_kernel import (
     ST_SPLITS,
     contree_search,
 )
+from engine.solvers.contree import parallel
 from engine.solvers.protocol import DEPTH, Param, Result, Solver, Status
 from engine.solvers.registry import register
+from engine.solvers.threads import THREADS, resolve
 
 # Least seconds between two trees the kernel publishes (the Monitor drains every 20 ms).
 PUBLISH_INTERVAL = 0.002
@@ -144,7 +146,8 @@ class ConTree(Solver):
                     ">= 1, else a fraction of all rows; 0 proves optimality.", 0.0, None),
               Param("memory_mb", "int", 2048,
                     "Memory for the search and its cache of solved subproblems (MB); "
-                    "a full cache is emptied and the search goes on.", 1, 1 << 20))
+                    "a full cache is emptied and the search goes on.", 1, 1 << 20),
+              THREADS)
 
     @classmethod
     def warm_start(cls, params) -> bool:
@@ -174,8 +177,12 @@ class ConTree(Solver):
         stats["memory_needed_mb"] = round(problem.work_bytes / 2 ** 20, 3)
         if problem.work_bytes > budget:
             return self._out_of_memory(data, K, monitor, stats)
-        entries = int(min(MAX_CACHE_ENTRIES, (budget - problem.work_bytes) // ENTRY_BYTES))
-        entries = entries if depth >= 3 else 0
+        # every thread has its working arrays and its share of the cache in the budget
+        threads = min(resolve(params["threads"]), budget // problem.work_bytes)
+        threads = threads if depth >= 2 and problem.F > 1 else 1
+        entries = (budget - threads * problem.work_bytes) // ENTRY_BYTES // threads
+        entries = int(min(MAX_CACHE_ENTRIES, entries)) if depth >= 3 else 0
+        stats["threads"] = threads
         try:
             IDX, RK = problem.sorted_lists()
             rng = np.random.default_rng(HASH_SEED)
@@ -183,14 +190,21 @@ class ConTree(Solver):
                               endpoint=True)
             z2 = rng.integers(0, np.iinfo(np.uint64).max, problem.n, dtype=np.uint64,
                               endpoint=True)
-            sink = ks.IncumbentSink(cap, K)
-            (feature, threshold, left, right, value, error, lower, completed, raw,
-             cache) = monitor.run_kernel(
-                contree_search,
-                (problem.X, problem.y, problem.w, K, depth, G, problem.eps, IDX, RK, z1,
-                 z2, cap, entries, entries * POOL_NODES_PER_ENTRY, PUBLISH_INTERVAL,
-                 monitor.control, *sink.buffers()),
-                sink, make_tree)
+            pool = entries * POOL_NODES_PER_ENTRY
+            if threads > 1:
+                (feature, threshold, left, right, value, error, lower, completed, raw,
+                 cache) = parallel.search(problem, G, IDX, RK, z1, z2, cap, entries, pool,
+                                          PUBLISH_INTERVAL, threads, monitor.floor,
+                                          monitor, make_tree)
+            else:
+                sink = ks.IncumbentSink(cap, K)
+                (feature, threshold, left, right, value, error, lower, completed, raw,
+                 cache) = monitor.run_kernel(
+                    contree_search,
+                    (problem.X, problem.y, problem.w, K, depth, G, problem.eps, IDX, RK,
+                     z1, z2, cap, entries, pool, PUBLISH_INTERVAL, -1, np.array([np.inf]),
+                     0.0, monitor.control, *sink.buffers()),
+                    sink, make_tree)
         except MemoryError:
             return self._out_of_memory(data, K, monitor, stats)
         tree = make_tree(feature, threshold, left, right, value)
