@@ -202,8 +202,9 @@ class ConTree(Solver):
                  cache) = monitor.run_kernel(
                     contree_search,
                     (problem.X, problem.y, problem.w, K, depth, G, problem.eps, IDX, RK,
-                     z1, z2, cap, entries, pool, PUBLISH_INTERVAL, -1, np.array([np.inf]),
-                     0.0, monitor.control, *sink.buffers()),
+                     z1, z2, cap, entries, pool, PUBLISH_INTERVAL, -1, 0, 1,
+                     np.arange(problem.F, dtype=np.int64), np.array([np.inf]), 0.0, -np.inf,
+                     monitor.control, *sink.buffers()),
                     sink, make_tree)
         except MemoryError:
             return self._out_of_memory(data, K, monitor, stats)

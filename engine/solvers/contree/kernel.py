@@ -107,10 +107,10 @@ KEY = types.UniTuple(types.uint64, 3)
 # Workspace tuple W.
 W_X, W_Y, W_W, W_Z1, W_Z2, W_IDX, W_RK, W_POS, W_CW, W_RL, W_RR, W_Q = range(12)
 W_FORD, W_TBF, W_TBT, W_TBN, W_TMF, W_TMT, W_CODE, W_SCR, W_STATS, W_CTRL = range(12, 22)
-W_IPAR, W_FPAR, W_SHARED = 22, 23, 24
+W_IPAR, W_FPAR, W_SHARED, W_ROOT_ORDER = 22, 23, 24, 25
 # Integer parameters (W_IPAR) and float parameters (W_FPAR).
-IP_LO, IP_K, IP_D, IP_ROOTF = 0, 1, 2, 3
-FP_EPS, FP_TIE = 0, 1
+IP_LO, IP_K, IP_D, IP_ROOTF, IP_PART, IP_PARTS = 0, 1, 2, 3, 4, 5
+FP_EPS, FP_TIE, FP_GOAL = 0, 1, 2
 # Cache tuple CA: (dict, EV, ELB, EOFF, ELEN, PF, PT, CS); CS fields:
 CS_ENTRIES, CS_POOL, CS_EVICT, CS_PEAK = 0, 1, 2, 3
 # Publishing tuple PB: (state, events, nodes, thresholds, values, of, othr, ol, orr, oval,
@@ -856,11 +856,14 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
 
     FORD = W[W_FORD][s]
     shared = W[W_SHARED]
-    # a root told to search one feature (see contree_search) needs no order of its
-    # own, except for D2Split's second features
+    # a root told to search one feature (see contree_search) has the order computed
+    # once for all threads (D2Split sweeps its second features in it)
     rootf = W[W_IPAR][IP_ROOTF] if root else -1
-    if rootf < 0 or L == 2:
+    if rootf < 0:
         _gini_order(IDXs, RKs, off, nL, y, w, K, tot, scr[2], scr[3], FORD)
+    else:
+        for g in range(F):
+            FORD[g] = W[W_ROOT_ORDER][g]
     if L == 2:
         gh = G
         gc = 0.0
@@ -890,6 +893,11 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
         qn = 1
         Qs[0, 0] = 0
         Qs[0, 1] = m - 1
+        if rootf >= 0:   # one part of the root feature's split points
+            Qs[0, 0] = W[W_IPAR][IP_PART] * m // W[W_IPAR][IP_PARTS]
+            Qs[0, 1] = (W[W_IPAR][IP_PART] + 1) * m // W[W_IPAR][IP_PARTS] - 1
+            if Qs[0, 0] > Qs[0, 1]:
+                continue
         Qs[0, 2] = -1
         Qs[0, 3] = -1
         ML = 0
@@ -1029,7 +1037,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
                     tie = best + W[W_FPAR][FP_TIE]
                     if tie < shared[0]:
                         shared[0] = tie   # racy but sound: always a real tree's bound
-                if best <= floor + eps:
+                if best <= floor + eps or (root and best <= W[W_FPAR][FP_GOAL] + eps):
                     done = True
             if root and info[PI_PENDING] != 0.0 and (
                     ks.monotonic() - info[PI_LAST] >= info[PI_INTERVAL]):
@@ -1078,8 +1086,8 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
 
 @njit(cache=True, nogil=True)
 def contree_search(X, y, w, K, D, G, eps, IDX, RK, z1, z2, tree_cap, cache_entries,
-                   pool_nodes, interval, root_feature, shared, tie, control, state, events,
-                   nodes, thresholds, values):
+                   pool_nodes, interval, root_feature, part, parts, order, shared, tie,
+                   goal, control, state, events, nodes, thresholds, values):
     """Optimal tree of depth <= D on X (float64[n, F]), classes y (int64 < K), weights
     w (float64 > 0), within gap G (absolute weight; 0 = optimal).
 
@@ -1090,12 +1098,15 @@ def contree_search(X, y, w, K, D, G, eps, IDX, RK, z1, z2, tree_cap, cache_entri
     control / state ... values: Monitor and IncumbentSink.
 
     Threads (see `parallel`): with root_feature >= 0 only trees whose root tests that
-    feature are searched (D >= 2), with no greedy dive and nothing published that does
-    not beat the leaf.  shared[0] is a bound that the searches of all threads lower
-    when their root improves, to best + tie, and that their roots prune against: with
-    tie > 0 (more than any tolerance) a root whose optimum only equals another thread's
-    tree still finds it, which is what makes the parallel answer independent of
-    timing.  One thread: root_feature = -1 and shared[0] = inf.
+    feature at a split point of its part `part` (of `parts` equal runs of split
+    points) are searched (D >= 2; `order`: every feature in the root's order, see
+    `root_order`), with no greedy dive and nothing published that
+    does not beat the leaf.  shared[0] is a bound that the searches of all threads
+    lower when their root improves, to best + tie, and that their roots prune against:
+    with tie > 0 (more than any tolerance) a root whose optimum only equals another
+    thread's tree still finds it, which is what makes the parallel answer independent
+    of timing.  The root stops as soon as its error reaches `goal` (an optimum known
+    already).  One thread: root_feature = -1, shared[0] = inf, goal = -inf.
 
     Returns (feature, threshold, left, right, value) of the best tree (preorder), its
     error, a lower bound on the optimum (>= error - G when the search completed),
@@ -1124,10 +1135,10 @@ def contree_search(X, y, w, K, D, G, eps, IDX, RK, z1, z2, tree_cap, cache_entri
     TBT[D, 0] = 0.0
     code = np.zeros(n, dtype=np.int32)
     scr = np.zeros((4, max(2 * K, F, 1) + 1))
-    ipar = np.array([lo, K, D, root_feature], dtype=np.int64)
-    fpar = np.array([eps, tie])
+    ipar = np.array([lo, K, D, root_feature, part, parts], dtype=np.int64)
+    fpar = np.array([eps, tie, goal])
     W = (X, y, w, z1, z2, IDX, RK, POS, CW, RL, RR, Q, FORD, TBF, TBT, TBN, TMF, TMT,
-         code, scr, stats, control, ipar, fpar, shared)
+         code, scr, stats, control, ipar, fpar, shared, order)
 
     d = Dict.empty(key_type=KEY, value_type=types.int64)
     EV = np.empty(cache_entries)
@@ -1186,8 +1197,8 @@ def contree_search(X, y, w, K, D, G, eps, IDX, RK, z1, z2, tree_cap, cache_entri
 
 @njit(cache=True, nogil=True)
 def root_order(IDX, RK, y, w, K):
-    """The root's features in the order the search tries them (increasing Gini
-    impurity of their best split), those without a split left out."""
+    """Every feature in the order the search tries them at the root (increasing Gini
+    impurity of their best split), and how many of them have a split."""
     top = IDX.shape[0] - 1
     F = IDX.shape[1]
     n = IDX.shape[2]
@@ -1201,4 +1212,4 @@ def root_order(IDX, RK, y, w, K):
     m = 0
     while m < F and score[order[m]] < INF:
         m += 1
-    return order[:m].copy()
+    return order, m

@@ -1,22 +1,27 @@
 """ConTree on several threads: the root's features shared out.
 
-Every tree of depth >= 1 has a feature at its root, so the optimum is the best of
-the leaf and of one search per root feature ("the best tree whose root tests f").
-Threads take those searches in the order the single-threaded search tries the
-features (`root_order`), one at a time from a common queue, each a call of the same
-nogil kernel (`contree_search` with `root_feature`) on workspaces of their own; the
-kernel's root prunes against a bound every thread lowers as soon as its root
-improves (`shared`), so a good tree found by one thread prunes the others at once.
-A thread holds its own cache and its own copy of the per-level row lists; the
-sorted lists of the root and the data are shared, read only.
+Every tree of depth >= 1 tests a feature at one of its split points at the root, so
+the optimum is the best of the leaf and of one search per *task*: a root feature and
+a part of its split points ("the best tree whose root splits f within part p").
+Features come in the order the single-threaded search tries them (`root_order`),
+each cut into `parts` equal runs of split points so that there are at least
+TASKS_PER_THREAD tasks per thread (with few features, the last one would otherwise
+run alone while the other threads idle).  Threads take tasks one at a time from a
+common queue, each a call of the same nogil kernel (`contree_search` with
+`root_feature`, `part`) on workspaces of their own; the kernel's root prunes against
+a bound every thread lowers as soon as its root improves (`shared`), so a good tree
+found by one thread prunes the others at once.  A thread holds its own cache and
+its own copy of the per-level row lists; the sorted lists of the root and the data
+are shared, read only.
 
 Deterministic answers.  The shared bound is lowered to a tree's error plus `tie`
 (more than any tolerance), never to the error itself, so the search of a root
 feature whose optimum equals the best found elsewhere still finds it.  Hence, once
 every search has ended, the optimum E and the first root feature in that order
 whose best tree has error E are the same whatever the threads and their timing; that
-feature is searched once more, alone, with bound E + tie and a fresh cache, which
-gives the same tree every time.  (With one thread the adapter runs the classic
+task is searched once more, alone, with bound E + tie and a fresh cache, up to the
+first tree of error E (`goal`: no proof is needed any more, so this costs a fraction
+of the task), which gives the same tree every time.  (With one thread the adapter runs the classic
 single call, whose ties fall where its search order puts them; the error is the
 same.)  With a gap (`max_gap` > 0) the answer is within the gap, but which tree
 within it is found depends on timing.
@@ -39,6 +44,9 @@ from engine.solvers.contree.kernel import N_STATS, contree_search, root_order
 # Kernel output: (feature, threshold, left, right, value, error, lower, completed,
 # statistics, cache figures); positions used below.
 OUT_ERROR, OUT_LOWER, OUT_COMPLETED, OUT_STATS, OUT_CACHE = 5, 6, 7, 8, 9
+# Least tasks per thread, and most parts per feature.
+TASKS_PER_THREAD = 4
+MAX_PARTS = 8
 
 
 def tie_margin(eps: float) -> float:
@@ -55,34 +63,37 @@ def search(problem, G: float, IDX, RK, z1, z2, cap: int, entries: int, pool_node
     `start_bound`: the error of a tree known beforehand (the warm start's), or inf.
     """
     X, y, w, K, D = problem.X, problem.y, problem.w, problem.n_classes, problem.depth
-    order = root_order(IDX, RK, y, w, K)
+    order, splitting = root_order(IDX, RK, y, w, K)
+    parts = min(MAX_PARTS, -(-TASKS_PER_THREAD * threads // max(splitting, 1)))
+    tasks = [(int(f), part) for f in order[:splitting] for part in range(parts)]
     tie = tie_margin(problem.eps)
     leaf = _leaf_error(y, w, K)
     shared = np.array([min(leaf, start_bound) + tie])
-    taken = iter(range(len(order)))
+    taken = iter(range(len(tasks)))
     lock = threading.Lock()
     results: dict[int, tuple] = {}
 
-    def call(position, shared_bound, idx, rk, sink):
+    def call(task, shared_bound, goal, idx, rk, sink):
+        feature, part = tasks[task]
         return contree_search(X, y, w, K, D, G, problem.eps, idx, rk, z1, z2, cap, entries,
-                              pool_nodes, interval, int(order[position]), shared_bound,
-                              tie, monitor.control, *sink.buffers())
+                              pool_nodes, interval, feature, part, parts, order,
+                              shared_bound, tie, goal, monitor.control, *sink.buffers())
 
     def worker(sink):
         # the root's sorted lists are read only; the lower levels are written
         idx, rk = (IDX, RK) if IDX.shape[0] == 1 else (IDX.copy(), RK.copy())
         while not monitor.should_stop():
             with lock:
-                position = next(taken, None)
-            if position is None:
+                task = next(taken, None)
+            if task is None:
                 return
-            results[position] = call(position, shared, idx, rk, sink)
+            results[task] = call(task, shared, -np.inf, idx, rk, sink)
 
-    sinks = [ks.IncumbentSink(cap, K) for _ in range(max(1, min(threads, len(order))))]
+    sinks = [ks.IncumbentSink(cap, K) for _ in range(max(1, min(threads, len(tasks))))]
     monitor.run_threads([lambda s=s: worker(s) for s in sinks], sinks, make_tree)
 
     searched = sorted(results)
-    completed = (len(searched) == len(order) and monitor.control[ks.C_STOP] == 0.0
+    completed = (len(searched) == len(tasks) and monitor.control[ks.C_STOP] == 0.0
                  and all(results[p][OUT_COMPLETED] for p in searched))
     best = min((results[p][OUT_ERROR] for p in searched), default=leaf)
     closest = problem.eps if problem.eps > 0 else 0.0
@@ -92,8 +103,8 @@ def search(problem, G: float, IDX, RK, z1, z2, cap: int, entries: int, pool_node
     else:
         out = results[winner]
         if completed and G == 0:
-            again = monitor.run_kernel(call, (winner, np.array([best + tie]), IDX.copy(),
-                                              RK.copy(), ks.IncumbentSink(cap, K)))
+            again = monitor.run_kernel(call, (winner, np.array([best + tie]), best,
+                                              IDX.copy(), RK.copy(), ks.IncumbentSink(cap, K)))
             if again[OUT_COMPLETED] and abs(again[OUT_ERROR] - best) <= closest:
                 out = again
     lower = min([best] + [results[p][OUT_LOWER] for p in searched]) if completed else 0.0
