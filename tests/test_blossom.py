@@ -226,7 +226,7 @@ def test_registered_as_the_default_with_its_parameters():
     assert solver.needs == "binary" and solver.proves_optimality and solver.title == "Blossom"
     assert "\n" not in solver.summary
     assert solver.resolve({"depth": "5", "preprocess": "off"}) == {
-        "depth": 5, "preprocess": False, "lower_bound": True}
+        "depth": 5, "preprocess": False, "lower_bound": True, "threads": 0}
 
 
 def test_tree_uses_the_original_columns_on_the_bundled_sample():

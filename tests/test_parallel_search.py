@@ -1,7 +1,7 @@
-"""Searches on several threads (issue 20): the same optimum as one thread and as the
-exhaustive search, the same tree whatever the number of threads and their timing,
-stops as prompt as one thread's, memory counted across threads, and sweeps' workers
-taking their share of the cores."""
+"""Searches on several threads (issue 20), `contree` and `blossom`: the same optimum as
+one thread and as the exhaustive search, the same tree whatever the number of
+threads and their timing, stops as prompt as one thread's, memory counted across
+threads, and sweeps' workers taking their share of the cores."""
 
 import numpy as np
 import pytest
@@ -30,9 +30,9 @@ def _case(seed):
     return X, y, random_weights(rng, n), K
 
 
-def _fit(X, y, w, K, depth, n_threads, **params):
-    data = dataset_from_arrays(X, y, w, K, binary=False)
-    return train(data, "contree", {"depth": depth, "threads": n_threads, **params})
+def _fit(X, y, w, K, depth, n_threads, algorithm="contree", **params):
+    data = dataset_from_arrays(X, y, w, K, binary=algorithm != "contree")
+    return train(data, algorithm, {"depth": depth, "threads": n_threads, **params})
 
 
 def _same_tree(a, b):
@@ -40,17 +40,31 @@ def _same_tree(a, b):
             and np.array_equal(a.left, b.left) and np.array_equal(a.right, b.right))
 
 
-def test_every_thread_count_finds_the_exhaustive_optimum_and_the_same_tree():
+def _binary_case(seed):
+    """Small 0/1 data with repeated rows and copies of columns (ties at the root)."""
+    rng = np.random.default_rng(1000 + seed)
+    n, F, K = int(rng.integers(8, 30)), int(rng.integers(2, 7)), int(rng.integers(2, 4))
+    X = (rng.random((n, F)) < rng.uniform(0.2, 0.8)).astype(float)
+    if rng.random() < 0.5:
+        X = np.hstack([X, X[:, :2]])
+    y = rng.integers(0, K, n)
+    return X, y, random_weights(rng, n), K
+
+
+@pytest.mark.parametrize("algorithm, case, depths", [
+    ("contree", _case, (2, 3)), ("blossom", _binary_case, (3, 4))])
+def test_every_thread_count_finds_the_exhaustive_optimum_and_the_same_tree(
+        algorithm, case, depths):
     checked = 0
     for seed in range(60):
-        X, y, w, K = _case(seed)
-        for depth in (2, 3):
+        X, y, w, K = case(seed)
+        for depth in depths:
             expected = exhaustive(X, y, w, K, depth)
-            one = _fit(X, y, w, K, depth, 1)
+            one = _fit(X, y, w, K, depth, 1, algorithm)
             assert one.optimal and one.train_error == pytest.approx(expected, abs=1e-9)
             trees = []
             for n_threads in (2, 3, 4, 2):
-                result = _fit(X, y, w, K, depth, n_threads)
+                result = _fit(X, y, w, K, depth, n_threads, algorithm)
                 where = (seed, depth, n_threads)
                 assert result.optimal, where
                 assert result.train_error == pytest.approx(expected, abs=1e-9), where
@@ -80,6 +94,28 @@ def test_depth_four_with_the_cache_on_threads():
 @pytest.fixture(scope="module")
 def magic():
     return shared_dataset("contree/magic.txt", target="first")
+
+
+@pytest.fixture(scope="module")
+def australian():
+    return shared_dataset("cp4im/australian-credit.txt", target="first")
+
+
+def test_blossom_on_real_data_same_error_and_tree(australian):
+    one = train(australian, "blossom", {"depth": 3, "threads": 1})
+    two = [train(australian, "blossom", {"depth": 3, "threads": 2}) for _ in range(2)]
+    assert one.optimal and all(r.optimal for r in two)
+    assert {one.train_error} == {r.train_error for r in two}
+    assert _same_tree(two[0].tree, two[1].tree)
+    assert two[0].stats["threads"] == 2
+
+
+def test_blossom_cancel_and_time_limit_with_every_thread_busy(australian):
+    result = cancelled_from_another_thread(australian, "blossom",
+                                           {"depth": 6, "threads": 2}, 0.5)
+    assert result.stats["threads"] == 2
+    result = stopped_by_time_limit(australian, "blossom", {"depth": 6, "threads": 2}, 0.5)
+    assert result.stats["threads"] == 2
 
 
 def test_real_data_same_error_and_tree_as_one_thread_would_prove(magic):

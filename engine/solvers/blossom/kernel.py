@@ -118,7 +118,8 @@ ST_FIRST_TREE_T = 8    # seconds until every bud of the first tree was expanded
 ST_FIRST_TREE_ERR = 9  # error (reduced data) of the best tree at that moment
 ST_SLOT_CAPACITY = 10
 ST_RECORD_CAPACITY = 11
-N_STATS = 12
+ST_ROOT_CANDIDATES = 12  # features the root may test
+N_STATS = 13
 
 ROW_POLL = 1024        # rows scanned between two polls of the control array
 FIRST_PATIENCE = 0.1   # seconds after which trees are published before the first dive ends
@@ -399,12 +400,13 @@ def _propagate(IS, FS, R, rfree, ctr, s, eps, stack):
 
 
 @njit(cache=True, nogil=True)
-def _bound_witness(IS, FS, s, eps):
+def _bound_witness(IS, FS, s, eps, shared):
     """The nearest ancestor that slot s can no longer improve, or -1 (Section 4.2).
 
     Sums, going up, the exact errors of finished siblings (their lower bound `lb`
     otherwise) and the lb of s; an ancestor whose best is not above the sum cannot be
-    improved by any subtree of s while the tests in between stand.
+    improved by any subtree of s while the tests in between stand.  The root counts
+    as improved only below the bound threads share too (see `blossom_search`).
     """
     acc = FS[s, F_LB]
     x = s
@@ -419,10 +421,25 @@ def _bound_witness(IS, FS, s, eps):
                 acc += FS[c, F_LB]
         else:
             acc += FS[p, F_CVAL0 + other]
-        if acc >= FS[p, F_BEST] - eps:
+        best = FS[p, F_BEST]
+        if IS[p, I_PAR] < 0:
+            best = min(best, shared[0])
+        if acc >= best - eps:
             return p
         x = p
     return -1
+
+
+@njit(cache=True, nogil=True)
+def _share(best, lb, tie, eps, shared):
+    """Tell the other threads of the root's new best: the bound they share becomes
+    best + tie (racy but sound: always a real tree's bound), or -inf once the best
+    reaches the root's lower bound: that proves it optimal, and every other search
+    ends at once (the one exception to ties being broken by the order of tasks)."""
+    if best <= lb + eps:
+        shared[0] = -np.inf
+    elif best + tie < shared[0]:
+        shared[0] = best + tie
 
 
 @njit(cache=True, nogil=True)
@@ -477,7 +494,8 @@ def _grow_records(R, rfree, ctr, new_r):
 @njit(cache=True, nogil=True)
 def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound,
                    Xg, Vg, fmap, offset, global_lb, interval, slot_bound, memory_budget,
-                   control, state, events, nodes, thresholds, values):
+                   root_position, shared, tie, goal, control, state, events, nodes,
+                   thresholds, values):
     """Optimal tree of depth <= max_depth on binary rows X (see the module docstring).
 
     X: uint8[n, F] 0/1 (row-major), Xt: its transpose (contiguous), y: int64[n] in
@@ -491,6 +509,14 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
     least seconds between two published trees, slot_bound: most slots ever needed,
     memory_budget: bytes the slot and record pools may take (else STOP_MEMORY).
     control / state, events, nodes, thresholds, values: Monitor and IncumbentSink.
+
+    Threads (see `parallel`; depth >= 3): with root_position >= 0 the root tests
+    only the feature at that position of its order (none past the last; statistics
+    ST_ROOT_CANDIDATES counts them).  The ancestor bound at the root also uses
+    shared[0], which every thread lowers to best + tie when its root improves (tie
+    > 0 keeps trees that only equal another thread's findable), and the search ends
+    at the first tree of error `goal` (an optimum known already).  One thread:
+    root_position = -1, shared[0] = inf, goal = -inf.
 
     Returns (feature, threshold, left, right, value) of the best tree (preorder,
     original feature indices), its error on (X, y, w), whether it is proven
@@ -573,6 +599,14 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
         root = -1
         dom_tmp = np.empty(F, dtype=np.int32)
         m0 = _order(root_acc, F, dom_tmp, dom_scores, dom_idx)
+        stats[ST_ROOT_CANDIDATES] = m0
+        if root_position >= 0:   # one feature of the root's order
+            if root_position < m0:
+                dom_tmp[0] = dom_tmp[root_position]
+                m0 = 1
+            else:
+                m0 = 0
+        root_floor = max(root_lb, goal)
         if m0 == 0:
             optimal = True
         else:
@@ -597,7 +631,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
         pending = False
         dived = False
         while root >= 0:
-            if FS[root, F_BEST] <= FS[root, F_LB] + eps:
+            if FS[root, F_BEST] <= root_floor + eps:
                 optimal = True
                 break
             if ks.should_stop(control):
@@ -643,7 +677,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                 qhead = (qhead + 1) % cap
                 qlen -= 1
                 if use_bound and IS[s, I_DPTR] == 0:
-                    p = _bound_witness(IS, FS, s, eps)
+                    p = _bound_witness(IS, FS, s, eps, shared)
                     if p >= 0:
                         stats[ST_PRUNED] += 1
                         _prune(IS, s, p)
@@ -707,6 +741,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                 if _propagate(IS, FS, R, rfree, ctr, s, eps, rstack):
                     stats[ST_IMPROVEMENTS] += 1
                     pending = True
+                    _share(FS[root, F_BEST], FS[root, F_LB], tie, eps, shared)
             else:
                 # ------------------------------------------------ backtrack
                 if not dived:
@@ -747,7 +782,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                     IS[s, I_FIN] = 1
                     IS[s, I_EXACT] = 1 - IS[s, I_TAINT]
                 elif IS[s, I_DEP] < D - 2:
-                    p = _bound_witness(IS, FS, s, eps) if use_bound else -1
+                    p = _bound_witness(IS, FS, s, eps, shared) if use_bound else -1
                     if p >= 0:
                         stats[ST_PRUNED] += 1
                         _prune(IS, s, p)
@@ -762,7 +797,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                     b = IS[s, I_END]
                     while True:
                         if use_bound:
-                            p = _bound_witness(IS, FS, s, eps)
+                            p = _bound_witness(IS, FS, s, eps, shared)
                             if p >= 0:
                                 stats[ST_PRUNED] += 1
                                 _prune(IS, s, p)
@@ -807,7 +842,8 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                                                    rstack):
                             stats[ST_IMPROVEMENTS] += 1
                             pending = True
-                            if FS[root, F_BEST] <= FS[root, F_LB] + eps:
+                            _share(FS[root, F_BEST], FS[root, F_LB], tie, eps, shared)
+                            if FS[root, F_BEST] <= root_floor + eps:
                                 optimal = True
                                 break
                             if ks.monotonic() - last_publish >= gap:

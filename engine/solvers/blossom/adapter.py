@@ -1,7 +1,7 @@
 """`blossom`: optimal decision trees of bounded depth, anytime (Demirović et al. 2021).
 
 This module prepares the data the way Section 4.3 of the paper describes and runs the
-numba kernel of `blossom_kernel` through the Monitor.
+numba kernel of `kernel` through the Monitor.
 
 Preprocessing (`preprocess`, on by default; every step is exact): the reduction of
 `binary_rows` with the paper's Section 4.3 steps generalised to several classes:
@@ -26,7 +26,7 @@ import numpy as np
 from engine.model.tree import Tree
 from engine.solvers import kernel_support as ks
 from engine.solvers.binary_rows import BinaryRows, bound_weights, exactness
-from engine.solvers.blossom_kernel import (
+from engine.solvers.blossom.kernel import (
     ST_BACKTRACKS,
     ST_EXPANSIONS,
     ST_FIRST_TREE_ERR,
@@ -39,8 +39,10 @@ from engine.solvers.blossom_kernel import (
     ST_PUBLISHED,
     blossom_search,
 )
+from engine.solvers.blossom import parallel
 from engine.solvers.protocol import DEPTH, Param, Result, Solver
 from engine.solvers.registry import register
+from engine.solvers.threads import THREADS, resolve
 
 # Least seconds between two trees the kernel publishes (the Monitor drains every 20 ms).
 PUBLISH_INTERVAL = 0.002
@@ -97,7 +99,8 @@ class Blossom(Solver):
                     "another class and drop redundant features before searching "
                     "(exact; usually faster)."),
               Param("lower_bound", "bool", True,
-                    "Prune with the lower bound of optimal sibling subtrees (exact)."))
+                    "Prune with the lower bound of optimal sibling subtrees (exact)."),
+              THREADS)
 
     @classmethod
     def warm_start(cls, params) -> bool:
@@ -107,19 +110,27 @@ class Blossom(Solver):
         depth = params["depth"]
         problem = Problem(data, params["preprocess"], monitor.checkpoint)
         K = problem.n_classes
-        sink = ks.IncumbentSink(problem.max_nodes(depth), K)
 
         def make_tree(feature, threshold, left, right, value):
             return Tree.from_arrays(feature, threshold, left, right, value, data.prep)
 
-        (feature, threshold, left, right, value, error, optimal,
-         raw) = monitor.run_kernel(
-            blossom_search,
-            (problem.X, problem.Xt, problem.y, problem.w, problem.lbw, K, depth,
-             problem.exact, problem.eps, params["lower_bound"], problem.Xg, problem.Vg,
-             problem.fmap, problem.offset, problem.lower_bound, PUBLISH_INTERVAL,
-             problem.slot_bound(depth), MEMORY_BUDGET, monitor.control, *sink.buffers()),
-            sink, make_tree)
+        threads = resolve(params["threads"]) if depth >= 3 and problem.X.shape[1] > 1 else 1
+        args = (problem.X, problem.Xt, problem.y, problem.w, problem.lbw, K, depth,
+                problem.exact, problem.eps, params["lower_bound"], problem.Xg, problem.Vg,
+                problem.fmap, problem.offset, problem.lower_bound, PUBLISH_INTERVAL,
+                problem.slot_bound(depth), MEMORY_BUDGET // threads)
+        if threads > 1:
+            (feature, threshold, left, right, value, error, optimal,
+             raw) = parallel.search(
+                args, threads, monitor.floor - problem.offset, problem.eps, monitor,
+                lambda: ks.IncumbentSink(problem.max_nodes(depth), K), make_tree)
+        else:
+            sink = ks.IncumbentSink(problem.max_nodes(depth), K)
+            (feature, threshold, left, right, value, error, optimal,
+             raw) = monitor.run_kernel(
+                blossom_search, (*args, -1, np.array([np.inf]), 0.0, -np.inf,
+                                 monitor.control, *sink.buffers()),
+                sink, make_tree)
         tree = make_tree(feature, threshold, left, right, value)
         train_error = tree.error(data.X, data.y, data.w)
         kernel_error = float(error) + problem.offset
@@ -139,6 +150,7 @@ class Blossom(Solver):
             "first_tree_s": float(raw[ST_FIRST_TREE_T]),
             "first_tree_error": float(raw[ST_FIRST_TREE_ERR]) + problem.offset,
             "nodes": tree.n_nodes,
+            "threads": threads,
         })
         status = monitor.final_status(optimal)
         return Result(tree, train_error, lower_bound, optimal, status, monitor.elapsed(),

@@ -1,0 +1,66 @@
+"""Blossom on several threads (the scheme: `engine.solvers.root_tasks`).
+
+A task is one feature of the root's order ("the best tree whose root tests the
+feature at this position"): one call of `blossom_search` with `root_position`, which
+dives, improves and proves below that root alone.  Blossom keeps no cache, so tasks
+share nothing but the bound; a first call with a position past the end counts the
+root's features.  Depth >= 3 only: below that a task is a single split.  A tree
+reaching the root's lower bound (the unavoidable error) ends every task at once
+(see `kernel._share`): then the tree returned is the first found, not the first in
+task order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.solvers import root_tasks
+from engine.solvers.blossom.kernel import (
+    N_STATS,
+    ST_FIRST_TREE_ERR,
+    ST_FIRST_TREE_T,
+    ST_PEAK_RECORDS,
+    ST_PEAK_SLOTS,
+    ST_RECORD_CAPACITY,
+    ST_ROOT_CANDIDATES,
+    ST_SLOT_CAPACITY,
+    blossom_search,
+)
+
+# Kernel output: (feature, threshold, left, right, value, error, optimal, statistics).
+OUT_ERROR, OUT_OPTIMAL, OUT_STATS = 5, 6, 7
+BEYOND = 1 << 40   # a root position past every feature
+# Statistics that are a peak or a moment of one search, not a count to sum.
+PEAKS = (ST_PEAK_SLOTS, ST_PEAK_RECORDS, ST_SLOT_CAPACITY, ST_RECORD_CAPACITY)
+MOMENTS = (ST_FIRST_TREE_T, ST_FIRST_TREE_ERR)
+
+
+def search(args: tuple, threads: int, start_bound: float, eps: float, monitor, new_sink,
+           make_tree):
+    """`blossom_search(*args, ...)` on `threads` threads; returns what one call
+    returns.  `args`: its arguments before `root_position`; `start_bound`: the
+    kernel's error of a tree known beforehand, or inf."""
+    tie = root_tasks.tie_margin(eps)
+
+    def call(task, shared, goal, _workspace, sink):
+        return blossom_search(*args, task, shared, tie, goal, monitor.control,
+                              *sink.buffers())
+
+    probe = call(BEYOND, np.array([np.inf]), -np.inf, None, new_sink())
+    candidates = int(probe[OUT_STATS][ST_ROOT_CANDIDATES])
+    outcome = root_tasks.run(
+        candidates, threads, call, lambda: None, lambda out: out[OUT_ERROR],
+        lambda out: out[OUT_OPTIMAL], start_bound, eps, monitor, new_sink, make_tree)
+    if outcome.winner is None:
+        out = probe
+    else:
+        out = outcome.final or outcome.results[outcome.winner]
+    parts = [r[OUT_STATS] for r in outcome.results.values()] or [probe[OUT_STATS]]
+    stats = sum(parts, np.zeros(N_STATS))
+    for k in PEAKS:
+        stats[k] = max(p[k] for p in parts)
+    first = min(parts, key=lambda p: p[ST_FIRST_TREE_T])   # the first dive to end
+    for k in MOMENTS:
+        stats[k] = first[k]
+    stats[ST_ROOT_CANDIDATES] = candidates
+    return (*out[:5], min(outcome.best, probe[OUT_ERROR]), outcome.completed, stats)
