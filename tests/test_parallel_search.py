@@ -91,52 +91,27 @@ def test_depth_four_with_the_cache_on_threads():
         assert result.train_error == exhaustive(X, y, w, K, 4), trial
 
 
-@pytest.fixture(scope="module")
-def magic():
-    return shared_dataset("contree/magic.txt", target="first")
+# (algorithm, shared data set, depth proven quickly, depth that keeps threads busy)
+REAL = [("contree", "contree/magic.txt", 2, 4), ("blossom", "cp4im/australian-credit.txt", 3, 6)]
 
 
-@pytest.fixture(scope="module")
-def australian():
-    return shared_dataset("cp4im/australian-credit.txt", target="first")
-
-
-def test_blossom_on_real_data_same_error_and_tree(australian):
-    one = train(australian, "blossom", {"depth": 3, "threads": 1})
-    two = [train(australian, "blossom", {"depth": 3, "threads": 2}) for _ in range(2)]
+@pytest.mark.parametrize("algorithm, path, quick, _", REAL)
+def test_real_data_same_error_as_one_thread_and_same_tree_twice(algorithm, path, quick, _):
+    data = shared_dataset(path, target="first")
+    one = train(data, algorithm, {"depth": quick, "threads": 1})
+    two = [train(data, algorithm, {"depth": quick, "threads": 2}) for _ in range(2)]
     assert one.optimal and all(r.optimal for r in two)
     assert {one.train_error} == {r.train_error for r in two}
     assert _same_tree(two[0].tree, two[1].tree)
     assert two[0].stats["threads"] == 2
 
 
-def test_blossom_cancel_and_time_limit_with_every_thread_busy(australian):
-    result = cancelled_from_another_thread(australian, "blossom",
-                                           {"depth": 6, "threads": 2}, 0.5)
-    assert result.stats["threads"] == 2
-    result = stopped_by_time_limit(australian, "blossom", {"depth": 6, "threads": 2}, 0.5)
-    assert result.stats["threads"] == 2
-
-
-def test_real_data_same_error_and_tree_as_one_thread_would_prove(magic):
-    """Depth 2 on 19,020 rows: one thread and two agree on the optimum, two threads
-    twice give the same tree."""
-    one = train(magic, "contree", {"depth": 2, "threads": 1})
-    two = [train(magic, "contree", {"depth": 2, "threads": 2}) for _ in range(2)]
-    assert one.optimal and all(r.optimal for r in two)
-    assert {one.train_error} == {r.train_error for r in two}
-    assert _same_tree(two[0].tree, two[1].tree)
-    assert two[0].stats["threads"] == 2
-
-
-def test_cancel_with_every_thread_busy_is_prompt(magic):
-    result = cancelled_from_another_thread(magic, "contree", {"depth": 4, "threads": 2}, 0.5)
-    assert result.stats["threads"] == 2
-
-
-def test_time_limit_with_every_thread_busy_is_prompt(magic):
-    result = stopped_by_time_limit(magic, "contree", {"depth": 4, "threads": 2}, 0.5)
-    assert result.stats["threads"] == 2
+@pytest.mark.parametrize("algorithm, path, _, busy", REAL)
+def test_cancel_and_time_limit_with_every_thread_busy_are_prompt(algorithm, path, _, busy):
+    data = shared_dataset(path, target="first")
+    params = {"depth": busy, "threads": 2}
+    assert cancelled_from_another_thread(data, algorithm, params, 0.5).stats["threads"] == 2
+    assert stopped_by_time_limit(data, algorithm, params, 0.5).stats["threads"] == 2
 
 
 def test_memory_is_counted_across_threads():

@@ -10,7 +10,9 @@ with a workspace of its own (caches are per thread).
 
 A shared bound prunes across threads at once: `shared[0]` is lowered by any task
 whose root improves, to its error plus `tie`, and every task's root prunes against
-it.  The `tie` (more than any tolerance) keeps pruning inclusive: a task whose
+it.  (`shared[1]` is for a kernel that can prove a tree optimal on its own, by a
+lower bound: it holds the first task known to have done so, and later tasks give
+up.)  The `tie` (more than any tolerance) keeps pruning inclusive: a task whose
 optimum only equals another task's tree still finds it.  Hence, once every task has
 ended, the optimum E and the *first task reaching E* are the same whatever the
 number of threads and their timing.  That task is searched once more, alone, with
@@ -64,7 +66,7 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
     passes False when its answers within a gap may differ anyway).
     """
     tie = tie_margin(eps)
-    shared = np.array([start_bound + tie])
+    shared = np.array([start_bound + tie, np.inf])
     taken = iter(range(n_tasks))
     lock = threading.Lock()
     results: dict[int, Any] = {}
@@ -87,8 +89,8 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
     winner = next((t for t in searched if error(results[t]) <= best + eps), None)
     final = None
     if winner is not None and completed and final_search:
-        again = monitor.run_kernel(call, (winner, np.array([best + tie]), best, workspace(),
-                                          new_sink()))
+        bound = np.array([best + tie, np.inf])
+        again = monitor.run_kernel(call, (winner, bound, best, workspace(), new_sink()))
         if complete(again) and abs(error(again) - best) <= eps:
             final = again
     return Outcome(results, best, winner, final, completed)

@@ -5,9 +5,9 @@ feature at this position"): one call of `blossom_search` with `root_position`, w
 dives, improves and proves below that root alone.  Blossom keeps no cache, so tasks
 share nothing but the bound; a first call with a position past the end counts the
 root's features.  Depth >= 3 only: below that a task is a single split.  A tree
-reaching the root's lower bound (the unavoidable error) ends every task at once
-(see `kernel._share`): then the tree returned is the first found, not the first in
-task order.
+reaching the root's lower bound (the unavoidable error) is optimal: every later task
+then ends at once (`shared[1]`, see `kernel._share`), the earlier ones stop at their
+first such tree.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def search(args: tuple, threads: int, start_bound: float, eps: float, monitor, n
         return blossom_search(*args, task, shared, tie, goal, monitor.control,
                               *sink.buffers())
 
-    probe = call(BEYOND, np.array([np.inf]), -np.inf, None, new_sink())
+    probe = call(BEYOND, np.array([np.inf, np.inf]), -np.inf, None, new_sink())
     candidates = int(probe[OUT_STATS][ST_ROOT_CANDIDATES])
     outcome = root_tasks.run(
         candidates, threads, call, lambda: None, lambda out: out[OUT_ERROR],
