@@ -103,10 +103,12 @@ def warm_up(names: list[str] | None = None,
         started = time.perf_counter()
         try:
             solver = get_solver(name)
-            depth = {"depth": WARMUP_DEPTH} if any(p.name == "depth"
-                                                   for p in solver.params) else {}
+            names_of = {p.name for p in solver.params}
+            params = {"depth": WARMUP_DEPTH} if "depth" in names_of else {}
+            if "threads" in names_of:   # the kernels threads use, whatever the cores
+                params["threads"] = 2
             for binarize in _variants(name):
-                train(tiny_dataset(binarize, solver.consistent_only), name, depth,
+                train(tiny_dataset(binarize, solver.consistent_only), name, params,
                       monitor=Monitor(None))
         except Exception as exc:  # noqa: BLE001 - reported, never fatal
             report.errors[name] = f"{type(exc).__name__}: {exc}"
