@@ -26,6 +26,7 @@ import numpy as np
 from engine.model.tree import Tree
 from engine.solvers import kernel_support as ks
 from engine.solvers.binary_rows import BinaryRows, bound_weights, exactness
+from engine.solvers.blossom import parallel
 from engine.solvers.blossom.kernel import (
     ST_BACKTRACKS,
     ST_EXPANSIONS,
@@ -39,7 +40,6 @@ from engine.solvers.blossom.kernel import (
     ST_PUBLISHED,
     blossom_search,
 )
-from engine.solvers.blossom import parallel
 from engine.solvers.protocol import DEPTH, Param, Result, Solver
 from engine.solvers.registry import register
 from engine.solvers.threads import THREADS, resolve

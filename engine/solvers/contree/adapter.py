@@ -39,6 +39,7 @@ from engine.data.dataset import row_groups
 from engine.errors import DataError
 from engine.model.tree import Tree
 from engine.solvers import kernel_support as ks
+from engine.solvers.contree import parallel
 from engine.solvers.contree.kernel import (
     ST_CACHE_HITS,
     ST_CACHE_REUSE,
@@ -51,7 +52,6 @@ from engine.solvers.contree.kernel import (
     ST_SPLITS,
     contree_search,
 )
-from engine.solvers.contree import parallel
 from engine.solvers.protocol import DEPTH, Param, Result, Solver, Status
 from engine.solvers.registry import register
 from engine.solvers.threads import THREADS, resolve
