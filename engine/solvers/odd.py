@@ -20,6 +20,11 @@ the skeleton has a smaller objective (up to an absolute gap of 1e-6 W).
 Time: the heuristic gets `heuristic_time` seconds (0 = automatic: a tenth of the
 time limit, at most 60 s, or 10 s without a limit) and at most `restarts`
 constructions; the MILP gets the rest of the time limit (no limit without one).
+With `milp_mode = lns` (the default) that time goes first to a large-neighbourhood
+search (`odd_lns`: the MILP re-optimises one part of the diagram at a time, small
+sub-MILPs where HiGHS gets further within seconds than on the whole MILP) until no
+neighbourhood improves, then to the full MILP, which alone proves optimality;
+`full` gives it all to the full MILP.
 Before building the MILP its size is computed; beyond `max_milp_nonzeros` the
 MILP is skipped (stats["milp_skipped"] says why) and the heuristic's diagram is
 returned with status `finished`.
@@ -43,6 +48,7 @@ from engine.model.diagram import Diagram
 from engine.solvers import kernel_support as ks
 from engine.solvers.odd_common import SideConstraints, Skeleton
 from engine.solvers.odd_heuristic import OddHeuristic
+from engine.solvers.odd_lns import LnsOutcome, OddLns
 from engine.solvers.odd_milp import OddMilp
 from engine.solvers.protocol import Param, Result, Solver, Status
 from engine.solvers.registry import register
@@ -98,6 +104,9 @@ class Odd(Solver):
               "the time limit, at most 60 s; 10 s without a limit).", 0.0, None),
         Param("restarts", "int", 200, "Most constructions the heuristic makes.", 1, None),
         Param("milp", "bool", True, "Run the MILP after the heuristic."),
+        Param("milp_mode", "choice", "lns", "lns: re-optimise one part of the diagram at a "
+              "time with the MILP (large-neighbourhood search), then the whole MILP in the "
+              "time left; full: the whole MILP from the start.", choices=("lns", "full")),
         Param("max_milp_nonzeros", "int", 2_000_000, "Skip the MILP when it would have "
               "more nonzeros than this (memory guard).", 1, None),
         Param("min_flow", "float", 0.0, "Least training weight through every decision "
@@ -153,7 +162,7 @@ class Odd(Solver):
                 f"max_milp_nonzeros={size.nonzeros}, more memory) or use fewer layers or "
                 "features.")
             return run.result(proven=False)
-        return run.milp(milp, diagram, objective, params["seed"])
+        return run.milp(milp, diagram, params["seed"], params["milp_mode"] == "lns")
 
 
 class _Run:
@@ -194,23 +203,45 @@ class _Run:
             self.lower_bound = bound
             self.monitor.publish(self.best, self.best.error(self.X, self.y, self.w), bound)
 
-    def milp(self, milp: OddMilp, start_diagram: Diagram, start_objective: float,
-             seed: int) -> Result:
+    def milp(self, milp: OddMilp, start_diagram: Diagram, seed: int, lns: bool) -> Result:
+        """The MILP step from the heuristic's diagram: the LNS first if asked, then the
+        full MILP from the best diagram so far, in the time left."""
         milp.build()
         broken = self.constraints.violations(start_diagram, self.X, self.w)
         start = None if broken else milp.warm_start(start_diagram)
         self.stats["warm_start"] = ("used" if start is not None else
                                     "breaks " + "; ".join(broken) if broken else
                                     "not representable")
+        if lns and start is not None:
+            outcome = self.lns(milp, start_diagram, seed)
+            self.stats["milp_improved"] = self.best is not start_diagram
+            if outcome.stopped or self.monitor.should_stop():
+                self.stats.update(milp_status="not run: stopped during the LNS")
+                return self.result(proven=False, interrupted=True)
+            start = outcome.columns
+        return self.full_milp(milp, start, start_diagram, seed)
+
+    def lns(self, milp: OddMilp, diagram: Diagram, seed: int) -> LnsOutcome:
+        """The large-neighbourhood search (`odd_lns`), its diagrams published as found."""
+        started = self.monitor.elapsed()
+        outcome = OddLns(milp, self.data.prep, self.objective, seed).run(
+            diagram, self.monitor.remaining(), self.monitor.should_stop,
+            lambda d: self.offer(d, 0.0))
+        self.stats.update(lns_solves=outcome.solves, lns_improvements=outcome.improvements,
+                          lns_objective=outcome.objective,
+                          lns_seconds=float(self.monitor.elapsed() - started))
+        return outcome
+
+    def full_milp(self, milp: OddMilp, start: np.ndarray | None, heuristic: Diagram,
+                  seed: int) -> Result:
+        """The whole MILP from `start` (the best diagram's columns, or None)."""
         tolerance = 1e-6 * max(1.0, float(self.w.sum()))
-        cutoff = start_objective + tolerance if start is not None else None
+        cutoff = self.best_objective + tolerance if start is not None else None
 
         def on_solution(values, objective, bound):
             self.offer(milp.decode(values, self.data.prep), bound if np.isfinite(bound) else 0.0)
 
-        remaining = (None if self.monitor.time_limit is None
-                     else self.monitor.time_limit - self.monitor.elapsed())
-        outcome = milp.solve(remaining, self.monitor.should_stop, start, cutoff,
+        outcome = milp.solve(self.monitor.remaining(), self.monitor.should_stop, start, cutoff,
                              on_solution, seed)
         if outcome.values is not None:
             decoded = milp.decode(outcome.values, self.data.prep)
@@ -219,7 +250,7 @@ class _Run:
                 np.array_equal(milp.terminal_classes(outcome.values), decoded.predict(self.X)))
             self.offer(decoded, 0.0)
         self.stats.update(milp_status=outcome.status,
-                          milp_improved=self.best is not start_diagram)
+                          milp_improved=self.best is not heuristic)
         proven = outcome.status == "optimal" or (outcome.status == "infeasible"
                                                  and cutoff is not None)
         if proven:

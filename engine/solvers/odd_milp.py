@@ -27,6 +27,8 @@ objective as `objective_bound`.  With that bound HiGHS reports "optimal" or
 the better of the heuristic and the MILP's solution (which `OddMilp.solve` does
 not do itself).  Improving solutions reach the caller through HiGHS's callbacks,
 and an interrupt callback stops the solver as soon as `should_stop()` says so.
+`restrict` confines the built model to a neighbourhood of a solution, for the
+large-neighbourhood search of `odd_lns`, and `release` gives the full model back.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ from engine.model.diagram import Diagram
 from engine.solvers.odd_common import EPSILON, Scaling, SideConstraints, Skeleton
 
 NEG, POS = 0, 1
+FIXED, REWIRED, SHIFTED, OPEN = range(4)  # what `restrict` lets a slot change
+TOLERANCE = 1e-7   # largest violation a warm start may have (HiGHS accepts 1e-6)
 POLL = 0.02        # seconds between checks for incumbents and stop requests
 STOP_GRACE = 0.1   # how long a stopped HiGHS may take to end before `solve` returns
 _RUNNING: list[threading.Thread] = []  # stopped HiGHS runs still ending
@@ -262,6 +266,7 @@ class OddMilp:
         rows.add(len(self.tail[NEG]), entries, -np.inf, 1.0)
         # (12) in-degrees never increase along a layer
         sym = self._in_degree_pairs()
+        self.symmetry_rows = np.arange(rows.count, rows.count + len(sym), dtype=np.int32)
         entries = []
         for r, (u, v) in enumerate(sym):
             for s in (NEG, POS):
@@ -339,6 +344,51 @@ class OddMilp:
                          np.max(self.col_lower - x, initial=0.0),
                          np.max(x - self.col_upper, initial=0.0)))
 
+    # ----------------------------------------------------- neighbourhoods
+    def restrict(self, x: np.ndarray, freedom: np.ndarray) -> None:
+        """Confine the model to a neighbourhood of the solution x (for `odd_lns`).
+
+        `freedom[u]` says what slot u may change.  OPEN: everything.  Any other
+        slot keeps x's direction a (the feature of a univariate split) and can only
+        drop out, not become active; SHIFTED: its threshold b and its arcs are
+        free; REWIRED: its arcs are free (so that the layer below can get other
+        parents and new active nodes), b stays; FIXED: b stays and its arcs can
+        only drop out.  At a hyperplane that stays whole each row's side is known;
+        bounding the other side's flow by 0 tells the LP relaxation so, which the
+        big-M rows alone do not.  The in-degree order (12) is lifted: with
+        hyperplanes fixed on their slots it would forbid diagrams that are a
+        renumbering away from allowed ones, and the caller renumbers every solution
+        by decoding it and taking its `warm_start`.  `release` undoes all of this.
+        """
+        lower, upper = self.col_lower.copy(), self.col_upper.copy()
+        kept = np.flatnonzero(freedom < OPEN)
+        direction = [self.A[kept].ravel()] + ([] if self.E is None else [self.E[kept].ravel()])
+        for columns in direction + [self.B[freedom < SHIFTED]]:
+            lower[columns] = upper[columns] = x[columns]
+        upper[self.D[kept]] = x[self.D[kept]]
+        for s in (NEG, POS):
+            arcs = np.flatnonzero(freedom[self.tail[s]] == FIXED)
+            upper[self.Y[s][arcs]] = x[self.Y[s][arcs]]
+        whole = np.flatnonzero(freedom < SHIFTED)
+        projection = self.scaled @ x[self.A[whole]].T
+        b = x[self.B[whole]]
+        upper[self.W[NEG][:, whole][projection > b - EPSILON + TOLERANCE]] = 0.0
+        upper[self.W[POS][:, whole][projection < b - TOLERANCE]] = 0.0
+        self._set_bounds(lower, upper, -np.inf, np.inf)
+
+    def release(self) -> None:
+        """Back to the full model after `restrict`."""
+        self._set_bounds(self.col_lower, self.col_upper, self.row_lower[self.symmetry_rows],
+                         self.row_upper[self.symmetry_rows])
+
+    def _set_bounds(self, lower, upper, symmetry_lower, symmetry_upper) -> None:
+        columns = np.arange(len(lower), dtype=np.int32)
+        self.highs.changeColsBounds(len(columns), columns, lower, upper)
+        rows = self.symmetry_rows
+        count = len(rows)
+        self.highs.changeRowsBounds(count, rows, np.broadcast_to(symmetry_lower, count).copy(),
+                                    np.broadcast_to(symmetry_upper, count).copy())
+
     # --------------------------------------------------------- warm start
     def _slots(self, diagram: Diagram) -> tuple[dict[int, int], dict[int, int]] | None:
         """Slot of each node and the side (NEG/POS) its left branch takes, or None."""
@@ -369,13 +419,14 @@ class OddMilp:
         return slot, left_side
 
     def warm_start(self, diagram: Diagram) -> np.ndarray | None:
-        """Column values of a diagram with univariate or constant tests, or None.
+        """Column values of a diagram, or None.
 
         None when the diagram does not fit the skeleton or the MILP cannot represent
-        one of its splits (scaled values closer than ε); the result is checked
-        against every constraint.
+        one of its tests (a multivariate test in a univariate model, scaled values
+        closer than ε); the result is checked against every constraint.
         """
-        if any(diagram.terms(k) for k in range(diagram.n_internal)) or not diagram.n_internal:
+        if not diagram.n_internal or (self.E is not None and any(
+                diagram.terms(k) for k in range(diagram.n_internal))):
             return None
         placed = self._slots(diagram)
         if placed is None:
@@ -389,16 +440,13 @@ class OddMilp:
             u = slot[k]
             rows = np.flatnonzero(at == k)
             holds = diagram.projection(k, self.X[rows]) <= diagram.threshold[k]
-            coefficient = self._hyperplane(diagram, k, rows, holds, left_side[k])
-            if coefficient is None:
+            hyperplane = self._hyperplane(diagram, k, rows, holds, left_side[k])
+            if hyperplane is None:
                 return None
-            j, a, b = coefficient
             x[self.D[u]] = 1.0
-            x[self.B[u]] = b
-            if j >= 0:
-                x[self.A[u, j]] = a
-                if self.E is not None:
-                    x[self.E[u, 0]], x[self.E[u, j]] = 0.0, 1.0
+            x[self.A[u]], x[self.B[u]] = hyperplane
+            if self.E is not None and hyperplane[0].any():
+                x[self.E[u, 0]], x[self.E[u, int(np.argmax(np.abs(hyperplane[0])))]] = 0.0, 1.0
             for branch, child in zip((True, False), diagram.children(k)):
                 side = left_side[k] if branch else 1 - left_side[k]
                 arc = self.arc[side].get((u, slot[child]))
@@ -410,25 +458,44 @@ class OddMilp:
                 x[self.Z[side][going, arc]] = 1.0
                 x[self.LAM[going, self.skeleton.layer_of[u]]] = side
                 at[going] = child
-        return x if self.violation(x) <= 1e-9 else None
+        return x if self.violation(x) <= TOLERANCE else None
+
+    def _direction(self, diagram: Diagram, k: int) -> np.ndarray:
+        """Node k's test on the scaled features: it holds where `scaled @ d` is small
+        (zero for a constant test)."""
+        if diagram.is_univariate(k):
+            direction = np.zeros(self.X.shape[1])
+            direction[diagram.feature[k]] = 1.0
+        else:
+            direction = diagram.weights[k] * self.scaling.span
+        return np.where(self.scaling.span > 0, direction, 0.0)
 
     def _hyperplane(self, diagram: Diagram, k: int, rows, holds, left_side: int):
-        """(feature, a, b) putting node k's rows on their MILP sides, or None."""
-        if not diagram.is_univariate(k):  # a constant test: every row on one side
-            to_negative = (left_side == NEG) == bool(holds.all())
-            return -1, 0.0, 1.0 if to_negative else -1.0
-        j = int(diagram.feature[k])
-        values = self.scaled[rows, j]
-        low, high = values[holds].max(initial=-np.inf), values[~holds].min(initial=np.inf)
-        if not np.isfinite(low) or not np.isfinite(high):
-            to_negative = (left_side == NEG) == bool(holds.all())
-            return -1, 0.0, 1.0 if to_negative else -1.0
-        if high - low < EPSILON:
-            return None
-        middle = (low + high) / 2
-        if left_side == NEG:  # small values negative: x <= b - eps, x >= b
-            return j, 1.0, middle + EPSILON / 2
-        return j, -1.0, -middle + EPSILON / 2
+        """(a, b) putting node k's rows on their MILP sides, or None.
+
+        The negative side needs `a.x <= b - ε`, the positive one `a.x >= b`.  The
+        direction is scaled up as far as |a_j| <= 1 and b in [-1, 1] allow, which
+        widens the margin between the sides (HiGHS returns multivariate tests with
+        coefficients near 1e-3 and a margin of ε within its tolerance), and b sits
+        in the middle of the margin; a margin narrower than ε by `TOLERANCE` still
+        counts.  A side without rows makes a constant test (a = 0).
+        """
+        negative = holds if left_side == NEG else ~holds
+        direction = self._direction(diagram, k)
+        if negative.all() or not negative.any() or not direction.any():
+            return np.zeros_like(direction), 1.0 if negative.all() else -1.0
+        a = direction if left_side == NEG else -direction
+        projection = self.scaled[rows] @ a
+        low, high = projection[negative].max(), projection[~negative].min()
+        limits = [1.0 / np.abs(a).max()]  # |a_j| <= 1; room for b within [-1, 1]:
+        if low > 0:
+            limits.append((1.0 - EPSILON) / low)
+        if high < 0:
+            limits.append(-1.0 / high)
+        scale = min(limits)
+        a, low, high = a * scale, low * scale, high * scale
+        b = min(max((low + high + EPSILON) / 2, low + EPSILON, -1.0), high, 1.0)
+        return (a, b) if b >= max(low + EPSILON - TOLERANCE, -1.0) else None
 
     # -------------------------------------------------------------- solve
     def solve(self, time_limit: float | None, should_stop: Callable[[], bool],
@@ -436,6 +503,10 @@ class OddMilp:
               on_solution: Callable[[np.ndarray, float, float], None] | None = None,
               seed: int = 0) -> MilpOutcome:
         """Run HiGHS; `on_solution(values, objective, dual_bound)` sees each incumbent.
+
+        The model may be solved again (with other bounds, see `restrict`) once a
+        `solve` has returned without being stopped; the options and callbacks of
+        the earlier run are replaced.
 
         HiGHS runs in a helper thread while this one hands its incumbents to
         `on_solution` (so callers never see two threads) and polls `should_stop`.
@@ -448,12 +519,12 @@ class OddMilp:
         highs.setOptionValue("mip_rel_gap", 0.0)
         highs.setOptionValue("mip_abs_gap", 1e-6 * max(1.0, float(self.w.sum())))
         highs.setOptionValue("random_seed", int(seed))
-        if time_limit is not None:
-            highs.setOptionValue("time_limit", max(float(time_limit), 1e-3))
+        highs.setOptionValue("time_limit", np.inf if time_limit is None
+                             else max(float(time_limit), 1e-3))
+        highs.setOptionValue("objective_bound", np.inf if cutoff is None else float(cutoff))
         if start is not None:
             highs.setSolution(len(start), np.arange(len(start), dtype=np.int32), start)
-        if cutoff is not None:
-            highs.setOptionValue("objective_bound", float(cutoff))
+        highs.clearCallbacks()  # those of an earlier `solve` of this model
         stop = threading.Event()
         found: list[tuple[np.ndarray, float, float]] = []
         bound = [-np.inf]
