@@ -3,22 +3,26 @@
 Every tree but a leaf tests something at its root, so an optimal tree is the best of
 the leaf and of the answers to *tasks*, one per root candidate (a feature, or a part
 of a feature's split points): "the best tree whose root is this candidate".  The
-solvers that use this (`contree`, `dl85`) run each task as one call of their nogil
+solvers that use this (`contree`, `blossom`) run each task as one call of their nogil
 kernel told to try only that candidate at the root; threads take tasks one at a time
 from a common queue, in the order the single-threaded search would try them, each
 with a workspace of its own (caches are per thread).
 
-A shared bound prunes across threads at once: `shared[0]` is lowered by any task
-whose root improves, to its error plus `tie`, and every task's root prunes against
-it.  (`shared[1]` is for a kernel that can prove a tree optimal on its own, by a
-lower bound: it holds the first task known to have done so, and later tasks give
-up.)  The `tie` (more than any tolerance) keeps pruning inclusive: a task whose
-optimum only equals another task's tree still finds it.  Hence, once every task has
-ended, the optimum E and the *first task reaching E* are the same whatever the
-number of threads and their timing.  That task is searched once more, alone, with
-bound E + tie, a fresh workspace and `goal` E (its root stops at the first tree of
-error E: no proof is needed any more, so this costs a fraction of the task): that
-search does not depend on timing either, so the tree is always the same.
+What the winner is: the best tree, and among equally good trees the one of the
+first task in that order; so a task matters only if it can beat the best (error,
+task) pair found so far.  All threads share that pair as one number, the *key*
+`shared[0]` = error + margin(task), where margin(i) = tie * (i + 1) / (tasks + 1)
+grows with the task's place and stays below `tie` (less than the least difference
+between two errors: half a unit of weight when weights are integers).  A task whose
+root improves lowers the key (a lost race only leaves it higher, which costs time,
+not the answer); task i prunes against key - margin(i): strictly below the best
+error when the best pair came from an earlier task, up to it (ties included) when
+from a later one.  So task i* of the winning pair always searches for its tree and
+finds it, whatever the timing, and the optimum E and that task are the same for any
+number of threads.  It is searched once more, alone, with a fresh workspace, the key
+E + tie and `goal` E (its root stops at its first tree of error E: no proof is
+needed any more, so this costs a fraction of the task): that search does not depend
+on timing either, so the tree is always the same.
 
 Stop and time limit: every call polls the Monitor's control array and a thread takes
 no new task once the run is stopped, so all threads end within one poll; a run
@@ -59,15 +63,19 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
         final_search: bool = True) -> Outcome:
     """Search tasks 0..n_tasks-1 on `threads` threads (see the module docstring).
 
-    `call(task, shared, goal, workspace, sink)` runs one task's kernel and returns its
-    output; `error`/`complete` read the output.  `start_bound`: the error of a tree
+    `call(task, shared, margin, goal, workspace, sink)` runs one task's kernel and
+    returns its output; `error`/`complete` read the output.  `start_bound`: the error of a tree
     known beforehand, or inf.  `new_sink()`: a sink for one thread's calls (the
     kernels size their output buffers from it).  `final_search`: search the winner again (the caller
     passes False when its answers within a gap may differ anyway).
     """
     tie = tie_margin(eps)
-    shared = np.array([start_bound + tie, np.inf])
+    shared = np.array([start_bound + tie])
     taken = iter(range(n_tasks))
+
+    def margin(task):
+        return tie * (task + 1) / (n_tasks + 1)
+
     lock = threading.Lock()
     results: dict[int, Any] = {}
 
@@ -78,7 +86,7 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
                 task = next(taken, None)
             if task is None:
                 return
-            results[task] = call(task, shared, -np.inf, own, sink)
+            results[task] = call(task, shared, margin(task), -np.inf, own, sink)
 
     sinks = [new_sink() for _ in range(max(1, min(threads, n_tasks)))]
     monitor.run_threads([lambda s=s: worker(s) for s in sinks], sinks, make_tree)
@@ -89,8 +97,9 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
     winner = next((t for t in searched if error(results[t]) <= best + eps), None)
     final = None
     if winner is not None and completed and final_search:
-        bound = np.array([best + tie, np.inf])
-        again = monitor.run_kernel(call, (winner, bound, best, workspace(), new_sink()))
+        key = np.array([best + tie])
+        again = monitor.run_kernel(call, (winner, key, margin(winner), best, workspace(),
+                                          new_sink()))
         if complete(again) and abs(error(again) - best) <= eps:
             final = again
     return Outcome(results, best, winner, final, completed)

@@ -128,7 +128,7 @@ class Blossom(Solver):
             sink = ks.IncumbentSink(problem.max_nodes(depth), K)
             (feature, threshold, left, right, value, error, optimal,
              raw) = monitor.run_kernel(
-                blossom_search, (*args, -1, np.array([np.inf, np.inf]), 0.0, -np.inf,
+                blossom_search, (*args, -1, np.array([np.inf]), 0.0, -np.inf,
                                  monitor.control, *sink.buffers()),
                 sink, make_tree)
         tree = make_tree(feature, threshold, left, right, value)

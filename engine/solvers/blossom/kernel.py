@@ -400,14 +400,14 @@ def _propagate(IS, FS, R, rfree, ctr, s, eps, stack):
 
 
 @njit(cache=True, nogil=True)
-def _bound_witness(IS, FS, s, eps, shared, position):
+def _bound_witness(IS, FS, s, eps, shared, margin):
     """The nearest ancestor that slot s can no longer improve, or -1 (Section 4.2).
 
     Sums, going up, the exact errors of finished siblings (their lower bound `lb`
     otherwise) and the lb of s; an ancestor whose best is not above the sum cannot be
     improved by any subtree of s while the tests in between stand.  The root counts
-    as improved only below the bound threads share too, and not at all once an
-    earlier task has an optimal tree (see `blossom_search`).
+    as improved only below the key threads share, less the task's margin, too (see
+    `blossom_search`).
     """
     acc = FS[s, F_LB]
     x = s
@@ -424,9 +424,7 @@ def _bound_witness(IS, FS, s, eps, shared, position):
             acc += FS[p, F_CVAL0 + other]
         best = FS[p, F_BEST]
         if IS[p, I_PAR] < 0:
-            best = min(best, shared[0])
-            if shared[1] < position:
-                best = -np.inf
+            best = min(best, shared[0] - margin)
         if acc >= best - eps:
             return p
         x = p
@@ -434,16 +432,12 @@ def _bound_witness(IS, FS, s, eps, shared, position):
 
 
 @njit(cache=True, nogil=True)
-def _share(best, lb, tie, eps, shared, position):
-    """Tell the other threads of the root's new best: the bound they share becomes
-    best + tie (racy but sound: always a real tree's bound); a best that reaches the
-    root's lower bound is optimal, so shared[1], the first task known to have one,
-    may become this task's position: every later task then ends at once (a lost
-    race only leaves shared[1] higher, which costs time, not the answer)."""
-    if best + tie < shared[0]:
-        shared[0] = best + tie
-    if best <= lb + eps and 0 <= position < shared[1]:
-        shared[1] = position
+def _share(best, margin, shared):
+    """Tell the other threads of the root's new best: lower the key they share to
+    best + margin (racy but sound: always a real tree's error plus a margin; see
+    `engine.solvers.root_tasks`)."""
+    if best + margin < shared[0]:
+        shared[0] = best + margin
 
 
 @njit(cache=True, nogil=True)
@@ -498,7 +492,7 @@ def _grow_records(R, rfree, ctr, new_r):
 @njit(cache=True, nogil=True)
 def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound,
                    Xg, Vg, fmap, offset, global_lb, interval, slot_bound, memory_budget,
-                   root_position, shared, tie, goal, control, state, events, nodes,
+                   root_position, shared, margin, goal, control, state, events, nodes,
                    thresholds, values):
     """Optimal tree of depth <= max_depth on binary rows X (see the module docstring).
 
@@ -517,11 +511,10 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
     Threads (see `parallel`; depth >= 3): with root_position >= 0 the root tests
     only the feature at that position of its order (none past the last; statistics
     ST_ROOT_CANDIDATES counts them).  The ancestor bound at the root also uses
-    shared[0], which every thread lowers to best + tie when its root improves (tie
-    > 0 keeps trees that only equal another thread's findable), and gives up once
-    shared[1], the first position known to reach the lower bound, is below its
-    own; the search ends at the first tree of error `goal` (an optimum known
-    already).  One thread: root_position = -1, shared = [inf, inf], goal = -inf.
+    shared[0] - margin, shared[0] being the key every thread lowers to best + margin
+    when its root improves (see `engine.solvers.root_tasks`); the search ends at the
+    first tree of error `goal` (an optimum known already).  One thread:
+    root_position = -1, shared[0] = inf, margin = 0, goal = -inf.
 
     Returns (feature, threshold, left, right, value) of the best tree (preorder,
     original feature indices), its error on (X, y, w), whether it is proven
@@ -682,7 +675,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                 qhead = (qhead + 1) % cap
                 qlen -= 1
                 if use_bound and IS[s, I_DPTR] == 0:
-                    p = _bound_witness(IS, FS, s, eps, shared, root_position)
+                    p = _bound_witness(IS, FS, s, eps, shared, margin)
                     if p >= 0:
                         stats[ST_PRUNED] += 1
                         _prune(IS, s, p)
@@ -746,7 +739,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                 if _propagate(IS, FS, R, rfree, ctr, s, eps, rstack):
                     stats[ST_IMPROVEMENTS] += 1
                     pending = True
-                    _share(FS[root, F_BEST], FS[root, F_LB], tie, eps, shared, root_position)
+                    _share(FS[root, F_BEST], margin, shared)
             else:
                 # ------------------------------------------------ backtrack
                 if not dived:
@@ -787,7 +780,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                     IS[s, I_FIN] = 1
                     IS[s, I_EXACT] = 1 - IS[s, I_TAINT]
                 elif IS[s, I_DEP] < D - 2:
-                    p = _bound_witness(IS, FS, s, eps, shared, root_position) if use_bound else -1
+                    p = _bound_witness(IS, FS, s, eps, shared, margin) if use_bound else -1
                     if p >= 0:
                         stats[ST_PRUNED] += 1
                         _prune(IS, s, p)
@@ -802,7 +795,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                     b = IS[s, I_END]
                     while True:
                         if use_bound:
-                            p = _bound_witness(IS, FS, s, eps, shared, root_position)
+                            p = _bound_witness(IS, FS, s, eps, shared, margin)
                             if p >= 0:
                                 stats[ST_PRUNED] += 1
                                 _prune(IS, s, p)
@@ -847,7 +840,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                                                    rstack):
                             stats[ST_IMPROVEMENTS] += 1
                             pending = True
-                            _share(FS[root, F_BEST], FS[root, F_LB], tie, eps, shared, root_position)
+                            _share(FS[root, F_BEST], margin, shared)
                             if FS[root, F_BEST] <= root_floor + eps:
                                 optimal = True
                                 break

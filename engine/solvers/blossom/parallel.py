@@ -6,8 +6,8 @@ dives, improves and proves below that root alone.  Blossom keeps no cache, so ta
 share nothing but the bound; a first call with a position past the end counts the
 root's features.  Depth >= 3 only: below that a task is a single split.  A tree
 reaching the root's lower bound (the unavoidable error) is optimal: every later task
-then ends at once (`shared[1]`, see `kernel._share`), the earlier ones stop at their
-first such tree.
+then ends at once (its target falls below that bound), the earlier ones stop at
+their first such tree.
 """
 
 from __future__ import annotations
@@ -40,13 +40,12 @@ def search(args: tuple, threads: int, start_bound: float, eps: float, monitor, n
     """`blossom_search(*args, ...)` on `threads` threads; returns what one call
     returns.  `args`: its arguments before `root_position`; `start_bound`: the
     kernel's error of a tree known beforehand, or inf."""
-    tie = root_tasks.tie_margin(eps)
 
-    def call(task, shared, goal, _workspace, sink):
-        return blossom_search(*args, task, shared, tie, goal, monitor.control,
+    def call(task, shared, margin, goal, _workspace, sink):
+        return blossom_search(*args, task, shared, margin, goal, monitor.control,
                               *sink.buffers())
 
-    probe = call(BEYOND, np.array([np.inf, np.inf]), -np.inf, None, new_sink())
+    probe = call(BEYOND, np.array([np.inf]), 0.0, -np.inf, None, new_sink())
     candidates = int(probe[OUT_STATS][ST_ROOT_CANDIDATES])
     outcome = root_tasks.run(
         candidates, threads, call, lambda: None, lambda out: out[OUT_ERROR],

@@ -110,7 +110,7 @@ W_FORD, W_TBF, W_TBT, W_TBN, W_TMF, W_TMT, W_CODE, W_SCR, W_STATS, W_CTRL = rang
 W_IPAR, W_FPAR, W_SHARED, W_ROOT_ORDER = 22, 23, 24, 25
 # Integer parameters (W_IPAR) and float parameters (W_FPAR).
 IP_LO, IP_K, IP_D, IP_ROOTF, IP_PART, IP_PARTS = 0, 1, 2, 3, 4, 5
-FP_EPS, FP_TIE, FP_GOAL = 0, 1, 2
+FP_EPS, FP_MARGIN, FP_GOAL = 0, 1, 2
 # Cache tuple CA: (dict, EV, ELB, EOFF, ELEN, PF, PT, CS); CS fields:
 CS_ENTRIES, CS_POOL, CS_EVICT, CS_PEAK = 0, 1, 2, 3
 # Publishing tuple PB: (state, events, nodes, thresholds, values, of, othr, ol, orr, oval,
@@ -761,12 +761,12 @@ def _greedy(L, off, nL, W):
 
 
 @njit(cache=True, nogil=True)
-def _target(UB, best, gh, root, shared):
+def _target(UB, best, gh, root, shared, margin):
     """The target T = min(UB, best) - gh; at the root also below the bound other
-    threads share (see `contree_search`)."""
+    threads share, less this task's margin (see `contree_search`)."""
     T = min(UB, best) - gh
     if root:
-        T = min(T, shared[0] - gh)
+        T = min(T, shared[0] - margin - gh)
     return T
 
 
@@ -856,6 +856,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
 
     FORD = W[W_FORD][s]
     shared = W[W_SHARED]
+    margin = W[W_FPAR][FP_MARGIN]
     # a root told to search one feature (see contree_search) has the order computed
     # once for all threads (D2Split sweeps its second features in it)
     rootf = W[W_IPAR][IP_ROOTF] if root else -1
@@ -882,7 +883,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
         if done:
             break
         f = FORD[fi] if rootf < 0 else rootf
-        T = _target(UB, best, gh, root, shared)
+        T = _target(UB, best, gh, root, shared, margin)
         if T <= floor + eps:
             break
         m = _positions(IDXs, RKs, off, nL, f, w, POSs, CWs)
@@ -913,7 +914,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
             if qh == cap:
                 qh = 0
             qn -= 1
-            T = _target(UB, best, gh, root, shared)
+            T = _target(UB, best, gh, root, shared, margin)
             if T <= floor + eps:
                 done = True
                 break
@@ -1034,9 +1035,8 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
                 if root:
                     stats[ST_IMPROVEMENTS] += 1
                     info[PI_PENDING] = 1.0
-                    tie = best + W[W_FPAR][FP_TIE]
-                    if tie < shared[0]:
-                        shared[0] = tie   # racy but sound: always a real tree's bound
+                    if best + margin < shared[0]:   # racy but sound (root_tasks)
+                        shared[0] = best + margin
                 if best <= floor + eps or (root and best <= W[W_FPAR][FP_GOAL] + eps):
                     done = True
             if root and info[PI_PENDING] != 0.0 and (
@@ -1045,7 +1045,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
             if done:
                 break
             # neighbourhood pruning, then the two halves
-            T = _target(UB, best, gh, root, shared)
+            T = _target(UB, best, gh, root, shared, margin)
             dl = RLs[mid] + RRs[mid] - T - eps
             if dl < 0.0:
                 dl = 0.0
@@ -1074,7 +1074,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
     # every candidate left out was pruned against a target >= the last one with bounds
     # at most 2 gc too high, every one evaluated has its bound in lbmin (with G = 0
     # this is min(best, UB))
-    lb = min(_target(UB, best, gh, root, shared) - 2.0 * gc, lbmin)
+    lb = min(_target(UB, best, gh, root, shared, margin) - 2.0 * gc, lbmin)
     if lb < floor:
         lb = floor
     if best <= floor + eps or lb > best:
@@ -1086,7 +1086,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
 
 @njit(cache=True, nogil=True)
 def contree_search(X, y, w, K, D, G, eps, IDX, RK, z1, z2, tree_cap, cache_entries,
-                   pool_nodes, interval, root_feature, part, parts, order, shared, tie,
+                   pool_nodes, interval, root_feature, part, parts, order, shared, margin,
                    goal, control, state, events, nodes, thresholds, values):
     """Optimal tree of depth <= D on X (float64[n, F]), classes y (int64 < K), weights
     w (float64 > 0), within gap G (absolute weight; 0 = optimal).
@@ -1101,12 +1101,12 @@ def contree_search(X, y, w, K, D, G, eps, IDX, RK, z1, z2, tree_cap, cache_entri
     feature at a split point of its part `part` (of `parts` equal runs of split
     points) are searched (D >= 2; `order`: every feature in the root's order, see
     `root_order`), with no greedy dive and nothing published that
-    does not beat the leaf.  shared[0] is a bound that the searches of all threads
-    lower when their root improves, to best + tie, and that their roots prune against:
-    with tie > 0 (more than any tolerance) a root whose optimum only equals another
-    thread's tree still finds it, which is what makes the parallel answer independent
-    of timing.  The root stops as soon as its error reaches `goal` (an optimum known
-    already).  One thread: root_feature = -1, shared[0] = inf, goal = -inf.
+    does not beat the leaf.  shared[0] is the key the tasks of all threads share: a
+    root that improves lowers it to best + margin, and prunes against shared[0] -
+    margin (`margin` grows with the task's place in the order; see
+    `engine.solvers.root_tasks`).  The root stops as soon as its error reaches `goal`
+    (an optimum known already).  One thread: root_feature = -1, shared[0] = inf,
+    margin = 0, goal = -inf.
 
     Returns (feature, threshold, left, right, value) of the best tree (preorder), its
     error, a lower bound on the optimum (>= error - G when the search completed),
@@ -1136,7 +1136,7 @@ def contree_search(X, y, w, K, D, G, eps, IDX, RK, z1, z2, tree_cap, cache_entri
     code = np.zeros(n, dtype=np.int32)
     scr = np.zeros((4, max(2 * K, F, 1) + 1))
     ipar = np.array([lo, K, D, root_feature, part, parts], dtype=np.int64)
-    fpar = np.array([eps, tie, goal])
+    fpar = np.array([eps, margin, goal])
     W = (X, y, w, z1, z2, IDX, RK, POS, CW, RL, RR, Q, FORD, TBF, TBT, TBN, TMF, TMT,
          code, scr, stats, control, ipar, fpar, shared, order)
 

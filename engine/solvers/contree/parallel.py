@@ -40,13 +40,12 @@ def search(problem, G: float, IDX, RK, z1, z2, cap: int, entries: int, pool_node
     order, splitting = root_order(IDX, RK, y, w, K)
     parts = min(MAX_PARTS, -(-TASKS_PER_THREAD * threads // max(splitting, 1)))
     tasks = [(int(f), part) for f in order[:splitting] for part in range(parts)]
-    tie = root_tasks.tie_margin(problem.eps)
 
-    def call(task, shared, goal, lists, sink):
+    def call(task, shared, margin, goal, lists, sink):
         feature, part = tasks[task]
         return contree_search(X, y, w, K, D, G, problem.eps, *lists, z1, z2, cap, entries,
                               pool_nodes, interval, feature, part, parts, order, shared,
-                              tie, goal, monitor.control, *sink.buffers())
+                              margin, goal, monitor.control, *sink.buffers())
 
     def workspace():
         # the root's sorted lists are read only; the lower levels are written
