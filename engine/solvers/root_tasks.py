@@ -64,17 +64,21 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
     """Search tasks 0..n_tasks-1 on `threads` threads (see the module docstring).
 
     `call(task, shared, margin, goal, workspace, sink)` runs one task's kernel and
-    returns its output; `error`/`complete` read the output.  `start_bound`: the error of a tree
-    known beforehand, or inf.  `new_sink()`: a sink for one thread's calls (the
-    kernels size their output buffers from it).  `final_search`: search the winner again (the caller
-    passes False when its answers within a gap may differ anyway).
+    returns its output; `error`/`complete` read the output.  `start_bound`: the
+    error of a tree known beforehand, or inf.  `new_sink()`: a sink for one thread's
+    calls (the kernels size their output buffers from it).  `final_search`: search
+    the winner again; False when answers within a gap may differ anyway (then the
+    key is the best error itself, every margin 0, so every bound stays within the
+    gap of the optimum).
     """
     tie = tie_margin(eps)
     shared = np.array([start_bound + tie])
     taken = iter(range(n_tasks))
 
     def margin(task):
-        return tie * (task + 1) / (n_tasks + 1)
+        # within a gap the answer may differ anyway: plain errors keep every bound
+        # within the gap of the optimum
+        return tie * (task + 1) / (n_tasks + 1) if final_search else 0.0
 
     lock = threading.Lock()
     results: dict[int, Any] = {}
