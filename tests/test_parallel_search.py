@@ -3,6 +3,8 @@ one thread and as the exhaustive search, the same tree whatever the number of
 threads and their timing, stops as prompt as one thread's, memory counted across
 threads, and sweeps' workers taking their share of the cores."""
 
+import threading
+
 import numpy as np
 import pytest
 from optimal_trees import (
@@ -14,7 +16,7 @@ from optimal_trees import (
     stopped_by_time_limit,
 )
 
-from engine.solvers import threads
+from engine.solvers import root_tasks, threads
 from engine.training import train
 
 
@@ -133,3 +135,38 @@ def test_thread_count_defaults_to_the_cores_or_the_workers_share(monkeypatch):
     monkeypatch.setenv(threads.ENVIRONMENT, "1")
     assert threads.resolve(0) == 1
     assert threads.resolve(2) == 2
+
+
+
+@pytest.mark.parametrize("algorithm, case, depth", [
+    ("contree", _case, 2), ("blossom", _binary_case, 3)])
+def test_an_earlier_task_keeps_its_tie_when_a_later_one_finishes_first(
+        monkeypatch, algorithm, case, depth):
+    """Timing forced the worst way: the first task waits until the second has finished
+    and shared its key.  With fractional weights the two may reach the same error
+    summed in another order (last bits differ); the first must still find its tree,
+    so the answer is the one of an undisturbed run."""
+    run = root_tasks.run
+
+    def adversarial_run(n_tasks, threads, call, *rest, **options):
+        second_done = threading.Event()
+        if n_tasks < 2:
+            second_done.set()
+
+        def call_in_bad_order(task, *args):
+            if task == 0:
+                second_done.wait(10)
+            out = call(task, *args)
+            if task == 1:
+                second_done.set()
+            return out
+        return run(n_tasks, threads, call_in_bad_order, *rest, **options)
+
+    for seed in range(60):
+        X, y, w, K = case(seed)
+        expected = _fit(X, y, w, K, depth, 2, algorithm)
+        with monkeypatch.context() as patch:
+            patch.setattr(root_tasks, "run", adversarial_run)
+            forced = _fit(X, y, w, K, depth, 2, algorithm)
+        assert forced.train_error == pytest.approx(expected.train_error, abs=1e-9), seed
+        assert _same_tree(forced.tree, expected.tree), seed

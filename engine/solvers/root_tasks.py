@@ -12,8 +12,13 @@ What the winner is: the best tree, and among equally good trees the one of the
 first task in that order; so a task matters only if it can beat the best (error,
 task) pair found so far.  All threads share that pair as one number, the *key*
 `shared[0]` = error + margin(task), where margin(i) = tie * (i + 1) / (tasks + 1)
-grows with the task's place and stays below `tie` (less than the least difference
-between two errors: half a unit of weight when weights are integers).  A task whose
+grows with the task's place and stays below `tie`.  With integer weights tie is half
+a unit (errors differ by at least one, and compare exactly).  With fractional
+weights the kernels compare with a tolerance eps (the same tree's error summed in
+another order differs in its last bits), so a bound prunes what comes within eps
+of it: consecutive margins then differ by 3 eps, more than the 2 eps a tie may
+span on both sides, and tie = 3 eps (tasks + 1); errors closer than tie count as
+equal (eps is 1e-9 of the total weight).  A task whose
 root improves lowers the key (a lost race only leaves it higher, which costs time,
 not the answer); task i prunes against key - margin(i): strictly below the best
 error when the best pair came from an earlier task, up to it (ties included) when
@@ -41,11 +46,10 @@ import numpy as np
 from engine.solvers import kernel_support as ks
 
 
-def tie_margin(eps: float) -> float:
-    """What the shared bound keeps above a found error: half a unit of weight when
-    every weight is an integer (errors then differ by at least 1), else four
-    tolerances."""
-    return 0.5 if eps == 0.0 else 4.0 * eps
+def tie_margin(eps: float, n_tasks: int) -> float:
+    """What the shared bound keeps above a found error (see the module docstring):
+    half a unit of weight when every weight is an integer, else 3 eps per task."""
+    return 0.5 if eps == 0.0 else 3.0 * eps * (n_tasks + 1)
 
 
 @dataclass
@@ -71,7 +75,7 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
     key is the best error itself, every margin 0, so every bound stays within the
     gap of the optimum).
     """
-    tie = tie_margin(eps)
+    tie = tie_margin(eps, n_tasks)
     shared = np.array([start_bound + tie])
     taken = iter(range(n_tasks))
 
