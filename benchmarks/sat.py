@@ -8,16 +8,26 @@
     per value).  The paper's Table 3 figures are means over the training folds of a
     5-fold cross-validation, ours are on the whole set.
 (b) With `--compare`: sat-depth with each bundled SAT solver on a few sets, which is
-    how the default `sat_solver` was chosen.
+    how the default `sat_solver` was chosen; with `--compare-size`, sat-size with
+    each bundled solver for its size search (the depth search on the default), which
+    is how the default `size_sat_solver` was chosen.
+(c) With `--inferdt BIN`: ours beside the authors' C++ InferDT (a binary built from
+    github.com/FlorentAvellaneda/InferDT against MiniSat; not shipped with Orchard),
+    on the same CSV files in the same process, each run timed as wall-clock seconds
+    (InferDT's include reading its CSV, ours include preparing the data).  The
+    ratio is ours / InferDT; the depth and size must agree, or the row says so.
 
     .venv/bin/python benchmarks/sat.py [--sets mouse,car] [--limit 300] [--onehot]
-                                       [--compare mouse,monk2,car]
+                                       [--compare mouse,monk2,car] [--inferdt BIN]
+                                       [--compare-size monk2,monk3]
 """
 
 from __future__ import annotations
 
 import argparse
 import platform
+import re
+import subprocess
 import time
 from pathlib import Path
 
@@ -57,9 +67,9 @@ def fmt(value) -> str:
     return "-" if value is None else f"{value:g}"
 
 
-def run(data, algorithm: str, limit: float, solver: str):
+def run(data, algorithm: str, limit: float, solver: str, **params):
     start = time.perf_counter()
-    result = train(data, algorithm, {"sat_solver": solver}, time_limit=limit)
+    result = train(data, algorithm, {"sat_solver": solver, **params}, time_limit=limit)
     return result, time.perf_counter() - start
 
 
@@ -83,17 +93,65 @@ def paper_table(sets, limit: float, onehot: bool, solver: str) -> None:
                   f"{fmt(p_n)} | {fmt(p_examples)} | {fmt(p_time)} |", flush=True)
 
 
-def solver_table(sets, limit: float, onehot: bool) -> None:
-    print(f"\n(b) sat-depth seconds by SAT solver (time limit {limit:g} s)")
+def solver_table(sets, limit: float, onehot: bool, algorithm: str) -> None:
+    role = "SAT solver" if algorithm == "sat-depth" else "SAT solver of the size search"
+    print(f"\n(b) {algorithm} seconds by {role} (time limit {limit:g} s)")
     print("| dataset | " + " | ".join(SAT_SOLVERS) + " |")
     print("|---|" + "---|" * len(SAT_SOLVERS))
     for name in sets:
         data = load(name, onehot)
         cells = []
         for solver in SAT_SOLVERS:
-            result, seconds = run(data, "sat-depth", limit, solver)
+            if algorithm == "sat-depth":
+                result, seconds = run(data, algorithm, limit, solver)
+            else:
+                result, seconds = run(data, algorithm, limit, SAT_SOLVER.default,
+                                      size_sat_solver=solver)
             cells.append(f"{seconds:.2f}" + ("" if result.optimal else " (limit)"))
         print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+
+
+def inferdt(binary: str, name: str, algorithm: str, limit: float):
+    """(depth, nodes, seconds) of one InferDT run, or None on its time limit."""
+    command = [binary, "-x", "-v"] + (["-d"] if algorithm == "sat-depth" else [])
+    command += [str(INFERDT / f"{name}.csv"), "infer"]
+    start = time.perf_counter()
+    try:
+        out = subprocess.run(command, capture_output=True, text=True, timeout=limit,
+                             check=True).stdout
+    except subprocess.TimeoutExpired:
+        return None
+    seconds = time.perf_counter() - start
+    depth = int(re.search(r"Depth: (\d+)", out).group(1))
+    nodes = int(re.search(r"Number of nodes: (\d+)", out).group(1))
+    return depth, nodes, seconds
+
+
+def inferdt_table(binary: str, sets, limit: float, solver: str) -> None:
+    print(f"\n(c) ours beside InferDT (C++, MiniSat), time limit {limit:g} s, our SAT "
+          f"solver {solver}")
+    print("| dataset | algorithm | depth ours / InferDT | nodes ours / InferDT | "
+          "ours (s) | InferDT (s) | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    run(load("mouse", False), "sat-size", limit, solver)   # imports and first calls
+    for name in sets:
+        for algorithm in ("sat-depth", "sat-size"):
+            start = time.perf_counter()
+            result, _ = run(load(name, False), algorithm, limit, solver)
+            ours = time.perf_counter() - start
+            theirs = inferdt(binary, name, algorithm, limit)
+            depth = result.tree.depth if result.optimal else "-"
+            nodes = result.tree.n_nodes if result.optimal and algorithm == "sat-size" else "-"
+            if theirs is None:
+                cells = f"{depth} / - | {nodes} / - | {ours:.3f} | > {limit:g} | -"
+            else:
+                t_depth, t_nodes, t_seconds = theirs
+                t_nodes = t_nodes if algorithm == "sat-size" else "-"
+                agree = depth == t_depth and nodes == t_nodes
+                ratio = f"{ours / t_seconds:.2f}" if result.optimal else "-"
+                cells = (f"{depth} / {t_depth} | {nodes} / {t_nodes} | {ours:.3f} | "
+                         f"{t_seconds:.3f} | {ratio}" + ("" if agree else " (differ)"))
+            print(f"| {name} | {algorithm} | {cells} |", flush=True)
 
 
 def main() -> None:
@@ -105,13 +163,21 @@ def main() -> None:
     parser.add_argument("--solver", default=SAT_SOLVER.default, choices=SAT_SOLVERS)
     parser.add_argument("--compare", default="",
                         help="sets on which to time every SAT solver (table b)")
+    parser.add_argument("--compare-size", default="",
+                        help="sets on which to time sat-size with every size solver")
+    parser.add_argument("--inferdt", default="",
+                        help="an InferDT binary to run beside ours (table c)")
     args = parser.parse_args()
     print(f"{platform.node()}: {platform.processor() or platform.machine()}, "
           f"Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}")
-    if args.sets:
+    if args.inferdt:
+        inferdt_table(args.inferdt, args.sets.split(","), args.limit, args.solver)
+    elif args.sets:
         paper_table(args.sets.split(","), args.limit, args.onehot, args.solver)
     if args.compare:
-        solver_table(args.compare.split(","), args.limit, args.onehot)
+        solver_table(args.compare.split(","), args.limit, args.onehot, "sat-depth")
+    if args.compare_size:
+        solver_table(args.compare_size.split(","), args.limit, args.onehot, "sat-size")
 
 
 if __name__ == "__main__":

@@ -63,6 +63,11 @@ SAT_SOLVERS = ("minisat22", "glucose3", "glucose42", "maplechrono", "maplecm",
                "maplesat", "mergesat3", "minisatep")
 # Seconds between two looks at the Monitor while a SAT call runs.
 POLL = 0.02
+# Conflicts a SAT call may reach in the calling thread before it goes on in a helper
+# thread that can be interrupted: at most 0.03 s on wine's formula (1,263 features)
+# and 0.10 s on car's at depth 8, so Stop still acts within 0.2 s.  (A propagation
+# budget is not honoured by every bundled solver: MapleSAT ran 4 s under one.)
+QUICK_CONFLICTS = 100
 # Literals the formula of one depth may hold before the run stops with `memory_limit`
 # (the solvers keep about 4-8 bytes per literal).
 LITERAL_BUDGET = 200_000_000
@@ -71,8 +76,14 @@ MAX_DEPTH = Param("depth", "int", 10,
                   "Largest depth to try: the search stops with status 'infeasible' when "
                   "no tree up to this depth classifies every row.", 0, 20)
 SAT_SOLVER = Param("sat_solver", "choice", "maplesat",
-                   "SAT solver (bundled with python-sat) that decides each formula.",
-                   choices=SAT_SOLVERS)
+                   "SAT solver (bundled with python-sat) that decides each formula of "
+                   "the depth search.", choices=SAT_SOLVERS)
+# The size search asks harder, unsatisfiable questions of one formula (at most b
+# labelled leaves just below the optimum), where MiniSat 2.2 proves in about half
+# MapleSAT's time (`benchmarks/sat.py --compare-size`, RESULTS.md).
+SIZE_SAT_SOLVER = Param("size_sat_solver", "choice", "minisat22",
+                        "SAT solver for the size search of sat-size (the depth search "
+                        "uses sat_solver).", choices=SAT_SOLVERS)
 
 
 class _Stopped(Exception):
@@ -124,11 +135,13 @@ class Formula:
     def __init__(self, examples: Examples, depth: int, solver_name: str, monitor):
         self.examples, self.monitor = examples, monitor
         self.tree = PerfectTree(depth, examples.n_features, examples.n_classes)
+        self.solver_name = solver_name
         self.sat = SatSolver(name=solver_name)
         self.next_var = self.tree.first_free
         self.used: list[int] = []
         self.literals = 0
         self.calls = 0
+        self.long_calls = 0
         self.counter: LeafCounter | None = None
         self._add(node_clauses(self.tree))
 
@@ -160,10 +173,26 @@ class Formula:
         self._add(counter_clauses(self.counter))
 
     def solve(self, assumptions: list[int]) -> list[int] | None:
-        """A model, or None when unsatisfiable; raises _Stopped when interrupted."""
+        """A model, or None when unsatisfiable; raises _Stopped when interrupted.
+
+        Most calls of the incremental loop end within a few milliseconds: they run
+        here under a budget of QUICK_CONFLICTS, and only a call that needs more goes
+        on, with what it learnt, in a helper thread while this one polls the Monitor
+        (starting a thread for every call made monk2's depth search 20-35% slower,
+        more so on a busy machine)."""
         if self.monitor.should_stop():
             raise _Stopped
         self.calls += 1
+        self.sat.conf_budget(QUICK_CONFLICTS)
+        answer = self.sat.solve_limited(assumptions=assumptions)
+        self.sat.conf_budget(-1)
+        if answer is None:
+            self.long_calls += 1
+            answer = self._solve_polled(assumptions)
+        return self.sat.get_model() if answer else None
+
+    def _solve_polled(self, assumptions: list[int]) -> bool:
+        """solve_limited in a helper thread, interrupted when the Monitor says stop."""
         outcome: dict = {}
 
         def target():
@@ -181,10 +210,9 @@ class Formula:
                 self.sat.interrupt()
         if "error" in outcome:
             raise outcome["error"]
-        answer = outcome["sat"]
-        if answer is None:
+        if outcome["sat"] is None:
             raise _Stopped
-        return self.sat.get_model() if answer else None
+        return outcome["sat"]
 
 
 class Run:
@@ -194,6 +222,7 @@ class Run:
         self.data, self.monitor = data, monitor
         self.max_depth = params["depth"]
         self.solver_name = params["sat_solver"]
+        self.size_solver_name = params.get("size_sat_solver", self.solver_name)
         self.examples = Examples(data, monitor.checkpoint)
         self.depth_lb = self.examples.depth_floor()
         self.leaves_lb = max(self.examples.classes_present, 1)
@@ -202,6 +231,7 @@ class Run:
         self.formula: Formula | None = None
         self.literals = 0
         self.calls = 0
+        self.long_calls = 0
 
     # ------------------------------------------------------------- searches
     def infer(self, formula: Formula, assumptions: list[int]):
@@ -241,12 +271,19 @@ class Run:
             self.leaves_lb = max(self.leaves_lb, depth + 2)
 
     def min_size(self) -> None:
-        """DT_size: binary search on the labelled leaves at the minimum depth."""
+        """DT_size: binary search on the labelled leaves at the minimum depth.
+
+        With a size solver other than the depth search's, a new formula starts from
+        the rows the minimum depth needed (its learnt clauses are lost, which costs
+        less than the slower solver would)."""
         formula = self.formula
         self.leaves_lb = max(self.leaves_lb, self.found_depth + 1)
         high = self.best.n_leaves
         if self.leaves_lb >= high:
             return
+        if self.size_solver_name != formula.solver_name:
+            formula = self._open(formula.tree.depth, list(formula.used),
+                                 self.size_solver_name)
         formula.add_counter(high - 1)
         while self.leaves_lb < high:
             middle = (self.leaves_lb + high) // 2
@@ -259,9 +296,10 @@ class Run:
                 high = self.best.n_leaves
 
     # ------------------------------------------------------------- helpers
-    def _open(self, depth: int, seeds: list[int]) -> Formula:
+    def _open(self, depth: int, seeds: list[int], solver_name: str | None = None) -> Formula:
         self.close()
-        self.formula = Formula(self.examples, depth, self.solver_name, self.monitor)
+        self.formula = Formula(self.examples, depth, solver_name or self.solver_name,
+                               self.monitor)
         for index in seeds:
             self._add_example(self.formula, index)
         return self.formula
@@ -299,6 +337,7 @@ class Run:
         if self.formula is not None:
             self.literals += self.formula.literals
             self.calls += self.formula.calls
+            self.long_calls += self.formula.long_calls
             self.formula.close()
             self.formula = None
 
@@ -314,10 +353,12 @@ class Run:
                  "distinct_rows": self.examples.n,
                  "features_used": self.examples.n_features,
                  "sat_calls": self.calls + (formula.calls if formula else 0),
+                 "sat_calls_polled": self.long_calls + (formula.long_calls if formula else 0),
                  "literals_added": self.literals + (formula.literals if formula else 0),
                  "sat_solver": self.solver_name}
         if with_size:
             stats["size_lower_bound"] = 2 * self.leaves_lb - 1
+            stats["size_sat_solver"] = self.size_solver_name
         return stats
 
 
@@ -410,3 +451,4 @@ class SatSize(_SatBase):
     summary = ("Shallowest tree classifying every training row, then the fewest nodes "
                "at that depth (Avellaneda's SAT encoding); proves both (0/1 features).")
     minimise_size = True
+    params = (MAX_DEPTH, SAT_SOLVER, SIZE_SAT_SOLVER)
