@@ -33,7 +33,7 @@ running too.
 from __future__ import annotations
 
 import math
-import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import ClassVar
 
 import numpy as np
@@ -63,11 +63,6 @@ SAT_SOLVERS = ("minisat22", "glucose3", "glucose42", "maplechrono", "maplecm",
                "maplesat", "mergesat3", "minisatep")
 # Seconds between two looks at the Monitor while a SAT call runs.
 POLL = 0.02
-# Conflicts a SAT call may reach in the calling thread before it goes on in a helper
-# thread that can be interrupted: at most 0.03 s on wine's formula (1,263 features)
-# and 0.10 s on car's at depth 8, so Stop still acts within 0.2 s.  (A propagation
-# budget is not honoured by every bundled solver: MapleSAT ran 4 s under one.)
-QUICK_CONFLICTS = 100
 # Literals the formula of one depth may hold before the run stops with `memory_limit`
 # (the solvers keep about 4-8 bytes per literal).
 LITERAL_BUDGET = 200_000_000
@@ -132,8 +127,9 @@ class Examples:
 class Formula:
     """One incremental SAT solver for the perfect trees of one depth."""
 
-    def __init__(self, examples: Examples, depth: int, solver_name: str, monitor):
-        self.examples, self.monitor = examples, monitor
+    def __init__(self, examples: Examples, depth: int, solver_name: str, monitor,
+                 executor: ThreadPoolExecutor):
+        self.examples, self.monitor, self.executor = examples, monitor, executor
         self.tree = PerfectTree(depth, examples.n_features, examples.n_classes)
         self.solver_name = solver_name
         self.sat = SatSolver(name=solver_name)
@@ -141,7 +137,6 @@ class Formula:
         self.used: list[int] = []
         self.literals = 0
         self.calls = 0
-        self.long_calls = 0
         self.counter: LeafCounter | None = None
         self._add(node_clauses(self.tree))
 
@@ -175,44 +170,23 @@ class Formula:
     def solve(self, assumptions: list[int]) -> list[int] | None:
         """A model, or None when unsatisfiable; raises _Stopped when interrupted.
 
-        Most calls of the incremental loop end within a few milliseconds: they run
-        here under a budget of QUICK_CONFLICTS, and only a call that needs more goes
-        on, with what it learnt, in a helper thread while this one polls the Monitor
-        (starting a thread for every call made monk2's depth search 20-35% slower,
-        more so on a busy machine)."""
+        The call runs on the Run's one SAT thread while this thread polls the
+        Monitor (a thread started for every call made the small sets' searches
+        20-35% slower: monk2's depth search makes 87 calls).  A conflict budget
+        for a first try in this thread would save the hand-over too, but changes
+        the solver's course: car's depth search took 137 s instead of 27 s."""
         if self.monitor.should_stop():
             raise _Stopped
         self.calls += 1
-        self.sat.conf_budget(QUICK_CONFLICTS)
-        answer = self.sat.solve_limited(assumptions=assumptions)
-        self.sat.conf_budget(-1)
-        if answer is None:
-            self.long_calls += 1
-            answer = self._solve_polled(assumptions)
-        return self.sat.get_model() if answer else None
-
-    def _solve_polled(self, assumptions: list[int]) -> bool:
-        """solve_limited in a helper thread, interrupted when the Monitor says stop."""
-        outcome: dict = {}
-
-        def target():
-            try:
-                outcome["sat"] = self.sat.solve_limited(assumptions=assumptions,
-                                                        expect_interrupt=True)
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
-                outcome["error"] = exc
-
-        worker = threading.Thread(target=target, name="orchard-sat", daemon=True)
-        worker.start()
-        while worker.is_alive():
-            worker.join(POLL)
-            if worker.is_alive() and self.monitor.should_stop():
+        call = self.executor.submit(self.sat.solve_limited, assumptions=assumptions,
+                                    expect_interrupt=True)
+        while not wait([call], timeout=POLL).done:
+            if self.monitor.should_stop():
                 self.sat.interrupt()
-        if "error" in outcome:
-            raise outcome["error"]
-        if outcome["sat"] is None:
+        answer = call.result()
+        if answer is None:
             raise _Stopped
-        return outcome["sat"]
+        return self.sat.get_model() if answer else None
 
 
 class Run:
@@ -231,7 +205,7 @@ class Run:
         self.formula: Formula | None = None
         self.literals = 0
         self.calls = 0
-        self.long_calls = 0
+        self.executor = ThreadPoolExecutor(1, thread_name_prefix="orchard-sat")
 
     # ------------------------------------------------------------- searches
     def infer(self, formula: Formula, assumptions: list[int]):
@@ -299,7 +273,7 @@ class Run:
     def _open(self, depth: int, seeds: list[int], solver_name: str | None = None) -> Formula:
         self.close()
         self.formula = Formula(self.examples, depth, solver_name or self.solver_name,
-                               self.monitor)
+                               self.monitor, self.executor)
         for index in seeds:
             self._add_example(self.formula, index)
         return self.formula
@@ -333,11 +307,18 @@ class Run:
                 "more time, dropping rows that contradict identical rows, a coarser "
                 "binarisation (fewer features), or a larger maximum depth.")
 
+    def finish(self) -> None:
+        """End the SAT thread (interrupting a call still running, which only an
+        exception in the calling thread can leave behind) and free the formula."""
+        if self.formula is not None:
+            self.formula.sat.interrupt()
+        self.executor.shutdown(wait=True)
+        self.close()
+
     def close(self) -> None:
         if self.formula is not None:
             self.literals += self.formula.literals
             self.calls += self.formula.calls
-            self.long_calls += self.formula.long_calls
             self.formula.close()
             self.formula = None
 
@@ -353,7 +334,6 @@ class Run:
                  "distinct_rows": self.examples.n,
                  "features_used": self.examples.n_features,
                  "sat_calls": self.calls + (formula.calls if formula else 0),
-                 "sat_calls_polled": self.long_calls + (formula.long_calls if formula else 0),
                  "literals_added": self.literals + (formula.literals if formula else 0),
                  "sat_solver": self.solver_name}
         if with_size:
@@ -415,7 +395,7 @@ class _SatBase(Solver):
             pass
         finally:
             stats = run.stats(self.minimise_size)
-            run.close()
+            run.finish()
         if run.best is None:
             weights = np.bincount(data.y, weights=data.w, minlength=data.n_classes)
             tree = Tree.leaf(weights, data.prep)
