@@ -176,19 +176,23 @@ def test_sat_depth_finds_the_least_depth(seed):
     assert 0 < result.stats["examples_used"] <= len(np.unique(X, axis=0)) or depth == 0
 
 
-@pytest.mark.parametrize("size_solver", ["minisat22", "maplesat"])
+@pytest.mark.parametrize("size_solver, size_search", [("minisat22", "descending"),
+                                                      ("maplesat", "binary")])
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10**6))
-def test_sat_size_finds_the_least_nodes_at_the_least_depth(size_solver, seed):
+def test_sat_size_finds_the_least_nodes_at_the_least_depth(size_solver, size_search, seed):
     """With the size search on its own solver (the default) or on the depth search's
-    formula (same solver), the size is the brute-force minimum."""
+    formula (same solver), descending or by halves, the size is the brute-force
+    minimum."""
     X, y, K = consistent_case(seed)
     data = dataset_from_arrays(X, y, np.ones(len(y)), K)
     depth, nodes = minimum_depth_and_size(X, y)
     streamed = []
     monitor = Monitor(on_incumbent=lambda tree, t, e, lb: streamed.append((tree, e)))
-    result = train(data, "sat-size", {"size_sat_solver": size_solver}, monitor=monitor)
+    result = train(data, "sat-size", {"size_sat_solver": size_solver,
+                                      "size_search": size_search}, monitor=monitor)
     assert result.stats["size_sat_solver"] == size_solver
+    assert result.stats["size_search"] == size_search
     check_consistent(result, data)
     assert result.status == Status.OPTIMAL and result.optimal
     assert result.tree.depth == depth

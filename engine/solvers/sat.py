@@ -79,6 +79,10 @@ SAT_SOLVER = Param("sat_solver", "choice", "maplesat",
 SIZE_SAT_SOLVER = Param("size_sat_solver", "choice", "minisat22",
                         "SAT solver for the size search of sat-size (the depth search "
                         "uses sat_solver).", choices=SAT_SOLVERS)
+SIZE_SEARCH = Param("size_search", "choice", "descending",
+                    "How sat-size closes in on the fewest leaves: 'descending' asks for "
+                    "one leaf fewer than the best tree until refuted; 'binary' halves "
+                    "the interval (the paper's).", choices=("descending", "binary"))
 
 
 class _Stopped(Exception):
@@ -197,6 +201,7 @@ class Run:
         self.max_depth = params["depth"]
         self.solver_name = params["sat_solver"]
         self.size_solver_name = params.get("size_sat_solver", self.solver_name)
+        self.size_search = params.get("size_search", "descending")
         self.examples = Examples(data, monitor.checkpoint)
         self.depth_lb = self.examples.depth_floor()
         self.leaves_lb = max(self.examples.classes_present, 1)
@@ -245,11 +250,17 @@ class Run:
             self.leaves_lb = max(self.leaves_lb, depth + 2)
 
     def min_size(self) -> None:
-        """DT_size: binary search on the labelled leaves at the minimum depth.
+        """DT_size: the fewest labelled leaves at the minimum depth, asked of one
+        formula with the bound as an assumption.
 
-        With a size solver other than the depth search's, a new formula starts from
-        the rows the minimum depth needed (its learnt clauses are lost, which costs
-        less than the slower solver would)."""
+        `descending` (the default) asks for one leaf fewer than the best tree until
+        that is refuted: every answer but the last is a smaller tree, usually found
+        in seconds, and the one refutation comes last, when the formula holds the
+        most rows and learnt clauses.  `binary` (the paper's) halves the interval,
+        so its first questions are refutations far below the optimum, which can be
+        the hardest of all (car: 187 s for "at most 61 leaves" at the start; the
+        optimum is 72).  With a size solver other than the depth search's, a new
+        formula starts from the rows the minimum depth needed."""
         formula = self.formula
         self.leaves_lb = max(self.leaves_lb, self.found_depth + 1)
         high = self.best.n_leaves
@@ -260,13 +271,14 @@ class Run:
                                  self.size_solver_name)
         formula.add_counter(high - 1)
         while self.leaves_lb < high:
-            middle = (self.leaves_lb + high) // 2
-            features = self.infer(formula, [formula.counter.at_most(middle)])
+            bound = high - 1 if self.size_search == "descending" else (
+                (self.leaves_lb + high) // 2)
+            features = self.infer(formula, [formula.counter.at_most(bound)])
             if features is None:
-                self.leaves_lb = middle + 1
+                self.leaves_lb = bound + 1
             else:
                 self._accept(formula.tree.depth, features)
-                assert self.best.n_leaves <= middle, "the leaf bound was not respected"
+                assert self.best.n_leaves <= bound, "the leaf bound was not respected"
                 high = self.best.n_leaves
 
     # ------------------------------------------------------------- helpers
@@ -339,6 +351,7 @@ class Run:
         if with_size:
             stats["size_lower_bound"] = 2 * self.leaves_lb - 1
             stats["size_sat_solver"] = self.size_solver_name
+            stats["size_search"] = self.size_search
         return stats
 
 
@@ -431,4 +444,4 @@ class SatSize(_SatBase):
     summary = ("Shallowest tree classifying every training row, then the fewest nodes "
                "at that depth (Avellaneda's SAT encoding); proves both (0/1 features).")
     minimise_size = True
-    params = (MAX_DEPTH, SAT_SOLVER, SIZE_SAT_SOLVER)
+    params = (MAX_DEPTH, SAT_SOLVER, SIZE_SAT_SOLVER, SIZE_SEARCH)
