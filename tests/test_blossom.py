@@ -92,6 +92,79 @@ def test_bound_and_preprocessing_options_keep_the_optimum():
             assert result.optimal and result.train_error == expected, (trial, params)
 
 
+# ------------------------------------------------------------------ the cache
+def test_cached_branches_give_the_exhaustive_optimum():
+    """Branches of depth D-2 reached again in another order come from the cache: the
+    optimum (with and without it, with and without preprocessing and the bound)
+    stays the exhaustive search's, on integer and fractional weights, depths 3-5."""
+    rng = np.random.default_rng(20)
+    hits = 0
+    for trial in range(36):
+        depth = 3 + trial % 3
+        n = int(rng.integers(20, 70 if depth < 5 else 45))
+        F = int(rng.integers(4, 8 if depth < 5 else 6))
+        K = int(rng.integers(2, 4))
+        X = (rng.random((n, F)) < rng.uniform(0.3, 0.7)).astype(np.uint8)
+        y = ((X[:, 0] & X[:, 1]) | (X[:, 2] ^ X[:, 3])).astype(np.int64) % K
+        noisy = rng.random(n) < 0.25
+        y[noisy] = rng.integers(0, K, noisy.sum())
+        w = rng.integers(1, 4, n).astype(float)
+        if trial % 4 == 3:
+            w = w * rng.uniform(0.3, 1.7, n)
+        expected = exhaustive(X, y, w, K, depth)
+        data = dataset_from_arrays(X, y, w, K)
+        for params in ({}, {"cache": False}, {"preprocess": False},
+                       {"lower_bound": False}):
+            result = train(data, "blossom", {"depth": depth, "threads": 1, **params})
+            where = (trial, depth, params)
+            assert result.optimal, where
+            assert result.train_error == pytest.approx(expected, abs=1e-9), where
+            assert result.tree.error(X, y, w) == result.train_error, where
+            assert result.tree.depth <= depth, where
+            errors = [e for _, e, _ in result.incumbents]
+            assert errors == sorted(errors, reverse=True), where
+            if params.get("cache", True):
+                stats = result.stats
+                assert stats["cache_hits"] <= stats["cache_lookups"], where
+                assert stats["cache_peak_entries"] <= stats["cache_stores"], where
+                hits += stats["cache_hits"]
+            else:
+                assert result.stats["cache_lookups"] == 0, where
+    assert hits > 100
+
+
+@pytest.mark.parametrize("name,depth", [("tic-tac-toe", 4), ("vote", 4), ("hepatitis", 5)])
+def test_cache_hits_keep_dl85s_optimum_on_cp4im(name, depth):
+    data = cp4im(name)
+    expected = train(data, "dl85", {"depth": depth}, time_limit=60)
+    cached = train(data, "blossom", {"depth": depth, "threads": 1}, time_limit=60)
+    plain = train(data, "blossom", {"depth": depth, "threads": 1, "cache": False},
+                  time_limit=60)
+    assert expected.optimal and cached.optimal and plain.optimal
+    assert cached.train_error == plain.train_error == expected.train_error
+    assert cached.stats["cache_hits"] > 0 and plain.stats["cache_hits"] == 0
+    # a hit skips a whole branch: fewer tests assigned than without the cache
+    assert cached.stats["expansions"] < plain.stats["expansions"]
+    # two runs give the same tree (the cache is deterministic)
+    again = train(data, "blossom", {"depth": depth, "threads": 1}, time_limit=60)
+    assert np.array_equal(again.tree.feature, cached.tree.feature)
+
+
+def test_a_full_cache_is_emptied_within_the_memory_budget(monkeypatch):
+    """With a budget the slots and records fit in but a growing cache does not, the
+    cache is emptied instead of stopping the search: still optimal."""
+    from engine.solvers.blossom import adapter
+    data = cp4im("tic-tac-toe")
+    roomy = train(data, "blossom", {"depth": 4, "threads": 1})
+    assert roomy.stats["cache_clears"] == 0
+    monkeypatch.setattr(adapter, "MEMORY_BUDGET", 120_000)
+    tight = train(data, "blossom", {"depth": 4, "threads": 1})
+    assert tight.optimal and tight.status == Status.OPTIMAL
+    assert tight.train_error == roomy.train_error
+    assert tight.stats["cache_clears"] > 0
+    assert tight.stats["cache_peak_entries"] < roomy.stats["cache_peak_entries"]
+
+
 # ------------------------------------------------------------------ pystreed
 STREED_CASES = [("zoo-1", (2, 3, 4)), ("hepatitis", (2, 3, 4)), ("lymph", (2, 3, 4)),
                 ("vote", (2, 3, 4)), ("tic-tac-toe", (2, 3, 4)), ("primary-tumor", (2, 3, 4)),
@@ -226,7 +299,7 @@ def test_registered_as_the_default_with_its_parameters():
     assert solver.needs == "binary" and solver.proves_optimality and solver.title == "Blossom"
     assert "\n" not in solver.summary
     assert solver.resolve({"depth": "5", "preprocess": "off"}) == {
-        "depth": 5, "preprocess": False, "lower_bound": True, "threads": 0}
+        "depth": 5, "preprocess": False, "lower_bound": True, "cache": True, "threads": 0}
 
 
 def test_tree_uses_the_original_columns_on_the_bundled_sample():

@@ -26,9 +26,14 @@ import numpy as np
 from engine.model.tree import Tree
 from engine.solvers import kernel_support as ks
 from engine.solvers.binary_rows import BinaryRows, bound_weights, exactness
-from engine.solvers.blossom import parallel
+from engine.solvers.blossom import cache, parallel
 from engine.solvers.blossom.kernel import (
     ST_BACKTRACKS,
+    ST_CACHE_CLEARS,
+    ST_CACHE_ENTRIES,
+    ST_CACHE_HITS,
+    ST_CACHE_LOOKUPS,
+    ST_CACHE_STORES,
     ST_EXPANSIONS,
     ST_FIRST_TREE_ERR,
     ST_FIRST_TREE_T,
@@ -38,6 +43,7 @@ from engine.solvers.blossom.kernel import (
     ST_PEAK_SLOTS,
     ST_PRUNED,
     ST_PUBLISHED,
+    ST_SIMILAR,
     blossom_search,
 )
 from engine.solvers.protocol import DEPTH, Param, Result, Solver
@@ -100,6 +106,10 @@ class Blossom(Solver):
                     "(exact; usually faster)."),
               Param("lower_bound", "bool", True,
                     "Prune with the lower bound of optimal sibling subtrees (exact)."),
+              Param("cache", "bool", True,
+                    "Remember solved branches two levels above the leaves, so that one "
+                    "reached again by the same tests in another order is not searched "
+                    "again (exact)."),
               THREADS)
 
     @classmethod
@@ -116,20 +126,23 @@ class Blossom(Solver):
 
         threads = resolve(params["threads"]) if depth >= 3 and problem.X.shape[1] > 1 else 1
         args = (problem.X, problem.Xt, problem.y, problem.w, problem.lbw, K, depth,
-                problem.exact, problem.eps, params["lower_bound"], problem.Xg, problem.Vg,
+                problem.exact, problem.eps, params["lower_bound"], params["cache"],
+                problem.Xg, problem.Vg,
                 problem.fmap, problem.offset, problem.lower_bound, PUBLISH_INTERVAL,
                 problem.slot_bound(depth), MEMORY_BUDGET // threads)
         if threads > 1:
             (feature, threshold, left, right, value, error, optimal,
              raw) = parallel.search(
                 args, threads, monitor.floor - problem.offset, problem.eps, monitor,
-                lambda: ks.IncumbentSink(problem.max_nodes(depth), K), make_tree)
+                lambda: ks.IncumbentSink(problem.max_nodes(depth), K), make_tree,
+                lambda: cache.empty(depth, params["cache"]))
         else:
             sink = ks.IncumbentSink(problem.max_nodes(depth), K)
-            (feature, threshold, left, right, value, error, optimal,
-             raw) = monitor.run_kernel(
+            (feature, threshold, left, right, value, error, optimal, raw,
+             _) = monitor.run_kernel(
                 blossom_search, (*args, -1, np.array([np.inf]), 0.0, -np.inf,
-                                 monitor.control, *sink.buffers()),
+                                 monitor.control, *sink.buffers(),
+                                 cache.empty(depth, params["cache"])),
                 sink, make_tree)
         tree = make_tree(feature, threshold, left, right, value)
         train_error = tree.error(data.X, data.y, data.w)
@@ -147,6 +160,12 @@ class Blossom(Solver):
             "trees_published": int(raw[ST_PUBLISHED]),
             "peak_branches": int(raw[ST_PEAK_SLOTS]),
             "peak_records": int(raw[ST_PEAK_RECORDS]),
+            "cache_lookups": int(raw[ST_CACHE_LOOKUPS]),
+            "cache_hits": int(raw[ST_CACHE_HITS]),
+            "cache_stores": int(raw[ST_CACHE_STORES]),
+            "cache_peak_entries": int(raw[ST_CACHE_ENTRIES]),
+            "cache_clears": int(raw[ST_CACHE_CLEARS]),
+            "similarity_bounds": int(raw[ST_SIMILAR]),
             "first_tree_s": float(raw[ST_FIRST_TREE_T]),
             "first_tree_error": float(raw[ST_FIRST_TREE_ERR]) + problem.offset,
             "nodes": tree.n_nodes,

@@ -11,8 +11,11 @@ it holds a complete tree at every moment and improves it anytime.
   still be split (D = maximum depth).  A slot keeps its rows (a segment of one row
   permutation, partitioned in place), the class weights of those rows per feature
   (`CNT`, computed when the branch is created), its untried features (`DOM`,
-  sorted by increasing Gini impurity of the split; features constant on the
-  branch's rows are left out, "informationless"), the feature it currently tests,
+  sorted by increasing Gini impurity of the split when the slot is first expanded,
+  so a slot pruned before that never sorts; features constant on the branch's
+  rows are left out, "informationless", and so is a feature that splits them into
+  the same two sets as one before it: its subtrees could only tie), the feature it
+  currently tests,
   its two children and `best`: the least error of any subtree found for it so far
   (including the subtree it currently holds).
 * Branches at depth D-1 are solved exactly when they are created: the feature of
@@ -32,6 +35,39 @@ it holds a complete tree at every moment and improves it anytime.
   so that round trip is run as a loop over its remaining features, in the same
   order, with the same lower-bound check before each, without copying rows.
 
+The cache of branches of depth D-2 (issue 20)
+----------------------------------------------
+A branch is the set of its tests, (feature, side) pairs, whatever their order: the
+branch a=1, b=0 is the branch b=0, a=1, with the same rows and the same optimal
+subtree.  Blossom, like DL8 without a cache, reaches such a branch once per order of
+its tests (twice at depth D-2 = 2, six times at depth 3), and nearly all the time
+of a proof goes into the loop over the features of branches of depth D-2.  So the
+exact result of every branch of depth D-2 that is finished *exactly* (its features
+exhausted with no pruning, or its best equal to its lower bound) is stored in a
+hash table (`cache`) keyed by the sorted literals 2 * feature + side of its path
+(compared literally on lookup: no false hits): its least error and its subtree of
+depth <= 2 inline (three features), not a record.  When an expansion creates a
+child of depth D-2, the child is looked up first; a hit is solved at once, like a
+child of depth D-1 (its value and a new record of the stored subtree; no slot), so
+a hit gives the value and the subtree the search would find again (its rows, hence
+its feature order and ties, are the same).  Pruned (tainted) slots only have an
+upper bound and are not stored.  The table takes the kernel's `cache` argument and
+returns it: one search per call, or one per thread kept from task to task (see
+`parallel`; an exact result does not depend on the root above it).
+
+Memory: an entry takes `cache.entry_bytes(D-2)` bytes (52 at depth 4, table places
+included) and holds no record; the table doubles while slots + records + table fit
+in `memory_budget`, else it is emptied (and, when the slots or records need the
+room, shrunk back) instead of stopping the search; at most CACHE_MAX entries.
+
+The cached results also give a second lower bound of a new child c of depth D-2 of
+slot q (MurTree's similarity bound): for a cached sibling c' = q's child under a
+feature q tried before, opt(c) >= opt(c') - weight(c' minus c), the weights coming
+from q's and c's counts.  It is kept apart from `lb` (`F_BOUND`; the counts of
+children are derived from `lb`) and used where lower bounds are compared: by the
+ancestor bound, and to finish a slot whose best reaches it (exact; a child whose
+leaf reaches it takes no slot).
+
 Counting
 --------
 Creating the children of a branch scans the rows of the smaller child (every
@@ -40,7 +76,14 @@ subtracting from the parent's counts.  Subtraction is exact when every weight is
 integer (`exact`; then no tolerance is used anywhere, and the caller passes int32
 weights when their total allows, so counts are int32: twice as many per vector
 instruction); otherwise both children are scanned and improvements must beat `eps`.
-Counts have the dtype of `w`; the kernel is compiled once per dtype.
+Counts have the dtype of `w`; the kernel is compiled once per dtype.  A branch of
+depth D-1 with two classes and exact weights is solved in two passes over the
+features (the least error, which vectorises, then the first feature reaching it).
+In the loop over a branch of depth D-2 only the lighter side of each feature is
+counted and the least errors of both sides are computed in one pass
+(`_least_pair2`, the heavier side's counts on the fly); the heavier side's counts
+and the subtrees are made only when the two errors improve the branch, which few
+features do.
 
 Best subtrees and the incumbent
 -------------------------------
@@ -67,18 +110,19 @@ Lower bounds
   number of inconsistent pairs, generalised to several classes).
 * The ancestor bound of Section 4.2: before a slot is expanded with its first
   feature, and before it is put back into the buds, the exact errors of finished
-  siblings along the path to each ancestor (or the siblings' `lb` when not
-  finished) plus its own `lb` are summed; when that sum reaches the ancestor's
-  `best`, no subtree below can improve the ancestor with the tests as they stand,
-  and the slot is finished instead.  Its best value is then only an upper bound, so
-  the slots strictly below that ancestor on the path are marked *tainted*: a
+  siblings along the path to each ancestor (or the siblings' lower bound when not
+  finished: `lb`, or the similarity bound above for branches of depth D-2) plus its
+  own are summed; when that sum reaches the ancestor's `best`, no subtree below can
+  improve the ancestor with the tests as they stand, and the slot is finished
+  instead.  Its best value is then only an upper bound, so the slots strictly
+  below that ancestor on the path are marked *tainted*: a
   finished slot counts as exact (usable in later bounds) only when untainted.  The
   ancestor itself stays exact (every pruned subtree was no better than its best),
   so the root's value is optimal when the search is exhausted.
 
 Memory is one row permutation plus, per slot, F + K * (F + 1) numbers (slots grow
-by doubling up to min(2^(D-1), distinct rows)), and records (four integers each; at
-most about D records per slot are alive).  Nothing is cached between branches.
+by doubling up to min(2^(D-1), distinct rows)), records (four integers each; at
+most about D records per slot are alive) and the cache above.
 
 The kernel polls `should_stop(control)` once per expansion or backtrack and every
 ROW_POLL rows inside a scan, and returns the best tree found when told to stop.
@@ -88,6 +132,24 @@ import numpy as np
 from numba import njit
 
 from engine.solvers import kernel_support as ks
+from engine.solvers.blossom.cache import (
+    CACHE_INIT,
+    CACHE_MAX,
+    M_CLEARS,
+    M_COUNT,
+    M_HITS,
+    M_LOOKUPS,
+    M_PEAK,
+    M_SIMILAR,
+    M_STORES,
+    cache_bytes,
+    cache_clear,
+    cache_find,
+    cache_grow,
+    cache_new,
+    cache_put,
+    key_of,
+)
 from engine.solvers.record_trees import (
     LEAF,
     assemble_tree,
@@ -100,8 +162,8 @@ I_PAR, I_SIDE, I_DEP, I_START, I_END, I_FEAT, I_REC, I_DPTR, I_DLEN = 0, 1, 2, 3
 I_CH0, I_CH1, I_CREC0, I_CREC1, I_TAINT, I_FIN, I_EXACT = 9, 10, 11, 12, 13, 14, 15
 N_I = 16
 # Float fields of a slot.
-F_BEST, F_LB, F_CVAL0, F_CVAL1 = 0, 1, 2, 3
-N_F = 4
+F_BEST, F_LB, F_CVAL0, F_CVAL1, F_BOUND = 0, 1, 2, 3, 4
+N_F = 5
 # Fields of a record.
 R_FEAT, R_LEFT, R_RIGHT, R_REF = 0, 1, 2, 3
 
@@ -119,7 +181,13 @@ ST_FIRST_TREE_ERR = 9  # error (reduced data) of the best tree at that moment
 ST_SLOT_CAPACITY = 10
 ST_RECORD_CAPACITY = 11
 ST_ROOT_CANDIDATES = 12  # features the root may test
-N_STATS = 13
+ST_CACHE_LOOKUPS = 13  # branches of depth D-2 looked up in the cache before creation
+ST_CACHE_HITS = 14     # ... found there (solved without a slot)
+ST_CACHE_STORES = 15   # branches of depth D-2 solved exactly and stored
+ST_CACHE_ENTRIES = 16  # peak entries in the cache
+ST_CACHE_CLEARS = 17   # times the full cache was emptied (memory budget)
+ST_SIMILAR = 18        # branches of depth D-2 whose bound the similarity bound raised
+N_STATS = 19
 
 ROW_POLL = 1024        # rows scanned between two polls of the control array
 FIRST_PATIENCE = 0.1   # seconds after which trees are published before the first dive ends
@@ -158,9 +226,11 @@ def _leaf_error(acc, F):
 
 
 @njit(cache=True, nogil=True)
-def _order(acc, F, dom, scores, idx):
-    """Write into dom the features that split the rows (not constant on them), by
-    increasing weighted Gini impurity W_L gini(L) + W_R gini(R), ties by index.
+def _order(acc, F, dom, scores, idx, Xt, rows, a, b):
+    """Write into dom the features that split the rows rows[a:b] (not constant on
+    them), by increasing weighted Gini impurity W_L gini(L) + W_R gini(R), ties by
+    index, leaving out a feature that splits them exactly as one before it does (or
+    into the same two sides swapped): its subtrees would be the same, never better.
     Returns how many."""
     K = acc.shape[0]
     W = 0.0
@@ -188,19 +258,85 @@ def _order(acc, F, dom, scores, idx):
             sR += r * r
             sL += left * left
         WL = W - WR
-        score = W
-        if WL > 0.0:
-            score -= sL / WL
-        if WR > 0.0:
-            score -= sR / WR
+        # symmetric in the two sides, so a complementary feature ties exactly
+        score = W - (sL / WL + sR / WR)
         scores[m] = score
         idx[m] = g
         m += 1
-    if m > 0:
-        order = np.argsort(scores[:m], kind="mergesort")
-        for j in range(m):
-            dom[j] = idx[order[j]]
-    return m
+    if m == 0:
+        return m
+    order = np.argsort(scores[:m], kind="mergesort")
+    kept = 0
+    run = 0   # first kept feature of the current run of equal scores
+    for j in range(m):
+        g = idx[order[j]]
+        if j > 0 and scores[order[j]] != scores[order[j - 1]]:
+            run = kept
+        same = False
+        for t in range(run, kept):
+            if _same_split(acc, F, Xt, rows, a, b, g, np.int64(dom[t])):
+                same = True
+                break
+        if not same:
+            dom[kept] = g
+            kept += 1
+    return kept
+
+
+@njit(cache=True, nogil=True)
+def _same_split(acc, F, Xt, rows, a, b, g, h):
+    """Whether features g and h split rows[a:b] into the same two sets (either way
+    round); acc: the rows' counts, checked first."""
+    K = acc.shape[0]
+    equal = True
+    swapped = True
+    for k in range(K):
+        if acc[k, g] != acc[k, h]:
+            equal = False
+        if acc[k, g] != acc[k, F] - acc[k, h]:
+            swapped = False
+    if not (equal or swapped):
+        return False
+    xg = Xt[g]
+    xh = Xt[h]
+    if equal:
+        for p in range(a, b):
+            i = rows[p]
+            if xg[i] != xh[i]:
+                equal = False
+                break
+    if swapped and not equal:
+        for p in range(a, b):
+            i = rows[p]
+            if xg[i] == xh[i]:
+                return False
+        return True
+    return equal
+
+
+@njit(cache=True, nogil=True)
+def _last_level_exact2(acc, F):
+    """_last_level for two classes and exact weights: the least error first (a loop
+    the compiler vectorises), then the first feature reaching it."""
+    a0 = acc[0]
+    a1 = acc[1]
+    t0 = a0[F]
+    t1 = a1[F]
+    W = t0 + t1
+    leaf = W - max(t0, t1)
+    least = leaf
+    for g in range(F):
+        r0 = a0[g]
+        r1 = a1[g]
+        least = min(least, W - max(r0, r1) - max(t0 - r0, t1 - r1))
+    if least >= leaf:
+        return 1.0 * leaf, -1
+    for g in range(F):
+        r0 = a0[g]
+        r1 = a1[g]
+        if W - max(r0, r1) - max(t0 - r0, t1 - r1) == least:
+            return 1.0 * least, g
+    return 1.0 * leaf, -1
 
 
 @njit(cache=True, nogil=True)
@@ -208,6 +344,8 @@ def _last_level(acc, F, eps):
     """Best tree of depth 1 on rows with counts acc: (error, feature or -1 for a leaf).
     A split is kept only when it beats the leaf by more than eps (ties: lowest index)."""
     K = acc.shape[0]
+    if K == 2 and eps == 0.0:
+        return _last_level_exact2(acc, F)
     W = 0.0
     most = 0.0
     for k in range(K):
@@ -299,28 +437,23 @@ def _split_counts(X, Xt, y, w, lbw, rows, a, b, g, parent, parent_lb, tmp, tlb, 
 
 
 @njit(cache=True, nogil=True)
-def _side_counts(X, Xt, y, w, lbw, rows, a, b, g, parent, parent_lb, tmp, tlb, exact,
-                 buf, control):
-    """Like _split_counts without reordering rows: the lighter side of feature g is
-    gathered (branch-free) into buf and scanned.  For the branches of depth D-2,
-    whose children need no rows of their own."""
+def _lighter_side(X, Xt, y, w, lbw, rows, a, b, g, parent, tmp, buf, control):
+    """The scan of _side_counts alone (exact weights): tmp[side] gets the counts of the
+    lighter side of feature g on rows[a:b].  Returns (side, its lower bound,
+    aborted); the other side is the parent's counts minus these (_other_side)."""
     K = parent.shape[0]
     F1 = parent.shape[1]
-    if not exact:
-        return _split_counts(X, Xt, y, w, lbw, rows, a, b, g, parent, parent_lb, tmp, tlb,
-                             exact, control)
     zero = a - a
     F = F1 - 1
     w1 = 0.0
-    for k in range(K):
-        w1 += parent[k, g]
     w0 = 0.0
     for k in range(K):
+        w1 += parent[k, g]
         w0 += parent[k, F]
     w0 -= w1
     side = 1 if w1 <= w0 else 0
     xg = Xt[g]
-    m = 0
+    m = zero
     for p in range(a, b):
         i = rows[p]
         buf[m] = i
@@ -330,7 +463,48 @@ def _side_counts(X, Xt, y, w, lbw, rows, a, b, g, parent, parent_lb, tmp, tlb, e
         for j in range(F1):
             acc[k, j] = 0
     lb, aborted = _scan(X, y, w, lbw, buf, zero, m, acc, control)
-    _other_side(tmp, tlb, side, parent, parent_lb, acc, lb)
+    return side, lb, aborted
+
+
+@njit(cache=True, nogil=True)
+def _least_pair2(acc, parent, F):
+    """Least errors of depth 1 (leaf included) on the rows counted in acc and on the
+    rest of the parent's rows, two classes, exact weights: one vectorised pass,
+    without writing the rest's counts."""
+    a0 = acc[0]
+    a1 = acc[1]
+    p0 = parent[0]
+    p1 = parent[1]
+    s0 = a0[F]
+    s1 = a1[F]
+    o0 = p0[F] - s0
+    o1 = p1[F] - s1
+    Ws = s0 + s1
+    Wo = o0 + o1
+    ls = Ws - max(s0, s1)
+    lo = Wo - max(o0, o1)
+    for g in range(F):
+        r0 = a0[g]
+        r1 = a1[g]
+        ls = min(ls, Ws - max(r0, r1) - max(s0 - r0, s1 - r1))
+        q0 = p0[g] - r0
+        q1 = p1[g] - r1
+        lo = min(lo, Wo - max(q0, q1) - max(o0 - q0, o1 - q1))
+    return 1.0 * ls, 1.0 * lo
+
+
+@njit(cache=True, nogil=True)
+def _side_counts(X, Xt, y, w, lbw, rows, a, b, g, parent, parent_lb, tmp, tlb, exact,
+                 buf, control):
+    """Like _split_counts without reordering rows: the lighter side of feature g is
+    gathered (branch-free) into buf and scanned.  For the branches of depth D-2,
+    whose children need no rows of their own."""
+    if not exact:
+        return _split_counts(X, Xt, y, w, lbw, rows, a, b, g, parent, parent_lb, tmp, tlb,
+                             exact, control)
+    side, lb, aborted = _lighter_side(X, Xt, y, w, lbw, rows, a, b, g, parent, tmp, buf,
+                                      control)
+    _other_side(tmp, tlb, side, parent, parent_lb, tmp[side], lb)
     return a, aborted
 
 
@@ -409,7 +583,7 @@ def _bound_witness(IS, FS, s, eps, shared, margin):
     as improved only below the key threads share, less the task's margin, too (see
     `blossom_search`).
     """
-    acc = FS[s, F_LB]
+    acc = FS[s, F_BOUND]
     x = s
     while IS[x, I_PAR] >= 0:
         p = IS[x, I_PAR]
@@ -419,7 +593,7 @@ def _bound_witness(IS, FS, s, eps, shared, margin):
             if IS[c, I_FIN] != 0 and IS[c, I_EXACT] != 0:
                 acc += FS[c, F_BEST]
             else:
-                acc += FS[c, F_LB]
+                acc += FS[c, F_BOUND]
         else:
             acc += FS[p, F_CVAL0 + other]
         best = FS[p, F_BEST]
@@ -490,17 +664,123 @@ def _grow_records(R, rfree, ctr, new_r):
 
 
 @njit(cache=True, nogil=True)
+def _path_key(IS, s, key):
+    """Write the literals (2 * feature + side) of the tests on the path to slot s into
+    key; returns how many (its depth)."""
+    n = s - s
+    x = s
+    while IS[x, I_PAR] >= 0:
+        p = IS[x, I_PAR]
+        key[n] = 2 * IS[p, I_FEAT] + IS[x, I_SIDE]
+        n += 1
+        x = p
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _similar_bound(IS, cq, dom, q, acc, floor, key, pkey, hashes, lits, vals, table, eps):
+    """Lower bound of the branch c of depth D-2 being created below slot q (counts acc)
+    from the cached exact results of q's children under the features q tried before
+    (the similarity bound of MurTree): such a branch c' has the same depth left and
+    opt(c) >= opt(c') - weight(c' minus c), c' minus c being the rows of q on c''s side
+    of its feature that are not in c.  A branch c' whose leaf error (an upper bound of
+    opt(c')) cannot beat the bound so far (at first `floor`) is not looked up.
+    Returns the bound, `floor` if none is higher."""
+    K = acc.shape[0]
+    F = acc.shape[1] - 1
+    n = _path_key(IS, q, pkey)
+    best = floor
+    for t in range(IS[q, I_DPTR] - 1):
+        h = np.int64(dom[t])
+        for v in range(2):
+            Wp = 0.0   # weight of c'
+            mp = 0.0   # its heaviest class
+            Wc = 0.0   # weight of c on that side of h
+            for k in range(K):
+                if v == 1:
+                    wk = 1.0 * cq[k, h]
+                    Wc += acc[k, h]
+                else:
+                    wk = 1.0 * (cq[k, F] - cq[k, h])
+                    Wc += acc[k, F] - acc[k, h]
+                Wp += wk
+                mp = max(mp, wk)
+            apart = Wp - Wc
+            if Wp - mp - apart - eps <= best:
+                continue
+            for j in range(n):
+                key[j] = pkey[j]
+            key[n] = 2 * h + v
+            hh = key_of(key, n + 1)
+            e = cache_find(hashes, lits, table, hh, key, n + 1)
+            if e >= 0:
+                best = max(best, vals[e] - apart - eps)
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _cached_record(R, rfree, ctr, tree):
+    """A new record (one reference) for the inline subtree of a cache entry."""
+    g = np.int64(tree[0])
+    leaf = g - g + LEAF
+    if g < 0:
+        return leaf
+    r0 = leaf
+    if tree[1] >= 0:
+        r0 = _rec_new(R, rfree, ctr, np.int64(tree[1]), leaf, leaf)
+    r1 = leaf
+    if tree[2] >= 0:
+        r1 = _rec_new(R, rfree, ctr, np.int64(tree[2]), leaf, leaf)
+    r = _rec_new(R, rfree, ctr, g, r0, r1)
+    if r0 != LEAF:
+        R[r0, R_REF] -= 1
+    if r1 != LEAF:
+        R[r1, R_REF] -= 1
+    return r
+
+
+@njit(cache=True, nogil=True)
+def _cache_store(IS, FS, R, s, key, hashes, lits, vals, trees, table, meta, other_bytes,
+                 memory_budget):
+    """Store the exact result of slot s (depth D-2) in the cache, growing it while the
+    budget allows (else emptying it).  Returns the cache's arrays."""
+    if meta[M_COUNT] >= hashes.shape[0]:
+        cap = hashes.shape[0]
+        if (2 * cap <= CACHE_MAX and
+                other_bytes + cache_bytes(2 * cap, lits.shape[1]) <= memory_budget):
+            hashes, lits, vals, trees, table = cache_grow(hashes, lits, vals, trees,
+                                                          table, meta)
+        else:
+            cache_clear(table, meta)
+    n = _path_key(IS, s, key)
+    h = key_of(key, n)
+    r = IS[s, I_REC]
+    g = r - r - 1
+    g0 = g
+    g1 = g
+    if r != LEAF:
+        g = R[r, R_FEAT]
+        if R[r, R_LEFT] != LEAF:
+            g0 = R[R[r, R_LEFT], R_FEAT]
+        if R[r, R_RIGHT] != LEAF:
+            g1 = R[R[r, R_RIGHT], R_FEAT]
+    cache_put(hashes, lits, vals, trees, table, meta, h, key, n, FS[s, F_BEST], g, g0, g1)
+    return hashes, lits, vals, trees, table
+
+
+@njit(cache=True, nogil=True)
 def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound,
-                   Xg, Vg, fmap, offset, global_lb, interval, slot_bound, memory_budget,
-                   root_position, shared, margin, goal, control, state, events, nodes,
-                   thresholds, values):
+                   use_cache, Xg, Vg, fmap, offset, global_lb, interval, slot_bound,
+                   memory_budget, root_position, shared, margin, goal, control, state,
+                   events, nodes, thresholds, values, cache):
     """Optimal tree of depth <= max_depth on binary rows X (see the module docstring).
 
     X: uint8[n, F] 0/1 (row-major), Xt: its transpose (contiguous), y: int64[n] in
     [0, n_classes), w: float64[n] > 0, lbw: float64[n] lower-bound weight of each row
     (summing over any union of whole groups of identical rows to their unavoidable
     error), exact: all weights are integers (no tolerance), eps: tolerance otherwise,
-    use_bound: the ancestor lower bound.  Xg, Vg: distinct rows and their original
+    use_bound: the ancestor lower bound, use_cache: the cache of branches of depth
+    D-2 (see the module docstring).  Xg, Vg: distinct rows and their original
     class weights (to fill published class weights), fmap: original index of each
     column of X, offset: error removed by the caller's preprocessing (added to
     published errors), global_lb: lower bound published with incumbents, interval:
@@ -516,10 +796,20 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
     first tree of error `goal` (an optimum known already).  One thread:
     root_position = -1, shared[0] = inf, margin = 0, goal = -inf.
 
+    cache: the table of solved branches (`cache.empty(max_depth, use_cache)`, or the
+    one a previous call returned, for the same data and depth).
+
     Returns (feature, threshold, left, right, value) of the best tree (preorder,
     original feature indices), its error on (X, y, w), whether it is proven
-    optimal, and statistics (float64[N_STATS]).
+    optimal, statistics (float64[N_STATS]) and the cache (grown, or emptied).
     """
+    hashes, lits, vals, trees, table, cmeta = cache
+    n_lits = lits.shape[1]
+    look0 = cmeta[M_LOOKUPS]
+    hits0 = cmeta[M_HITS]
+    stores0 = cmeta[M_STORES]
+    clears0 = cmeta[M_CLEARS]
+    similar0 = cmeta[M_SIMILAR]
     n, F = X.shape
     zero = n - n  # an int64 that numba does not treat as a literal (one specialisation)
     leaf_rec = zero + LEAF
@@ -591,12 +881,16 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
         tlb = np.zeros(2)
         buf = np.empty(n, dtype=np.int64)
         slot_bytes = 8 * (N_I + N_F + K * (F + 1) + 3) + 4 * F
+        # ------------------------------------------------------------ the cache
+        caching = use_cache and D >= 3 and n_lits >= D - 2
+        key = np.zeros(D + 1, dtype=np.int64)
+        pkey = np.zeros(D + 1, dtype=np.int64)
         stats[ST_SLOT_CAPACITY] = cap
         stats[ST_RECORD_CAPACITY] = rcap
 
         root = -1
         dom_tmp = np.empty(F, dtype=np.int32)
-        m0 = _order(root_acc, F, dom_tmp, dom_scores, dom_idx)
+        m0 = _order(root_acc, F, dom_tmp, dom_scores, dom_idx, Xt, rows, zero, n)
         stats[ST_ROOT_CANDIDATES] = m0
         if root_position >= 0:   # one feature of the root's order
             if root_position < m0:
@@ -620,6 +914,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
             IS[root, I_CH1] = -1
             FS[root, F_BEST] = root_val
             FS[root, F_LB] = root_lb
+            FS[root, F_BOUND] = root_lb
             ks.copy_prefix(DOM[root], dom_tmp, m0)
             ks.copy_prefix(CNT[root].reshape(-1), root_acc.reshape(-1), root_acc.size)
             queue[0] = root
@@ -650,7 +945,13 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
             # ---- capacity: each step takes at most two slots and a path of records
             if nsfree < 2:
                 new_cap = min(2 * cap, max(slot_bound, cap + 2))
-                if new_cap * slot_bytes + R.shape[0] * 40 > memory_budget:
+                need = new_cap * slot_bytes + R.shape[0] * 40
+                if need + cache_bytes(hashes.shape[0], n_lits) > memory_budget and (
+                        hashes.shape[0] > CACHE_INIT):
+                    # the cache gives way to the search
+                    hashes, lits, vals, trees, table = cache_new(CACHE_INIT, n_lits)
+                    cache_clear(table, cmeta)
+                if need + cache_bytes(hashes.shape[0], n_lits) > memory_budget:
                     control[ks.C_STOP] = ks.STOP_MEMORY
                     stopped = True
                     break
@@ -662,7 +963,12 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
             if ctr[0] < 2 * D + 8:
                 old = R.shape[0]
                 new_r = 2 * old
-                if cap * slot_bytes + new_r * 40 > memory_budget:
+                need = cap * slot_bytes + new_r * 40
+                if need + cache_bytes(hashes.shape[0], n_lits) > memory_budget and (
+                        hashes.shape[0] > CACHE_INIT):
+                    hashes, lits, vals, trees, table = cache_new(CACHE_INIT, n_lits)
+                    cache_clear(table, cmeta)
+                if need + cache_bytes(hashes.shape[0], n_lits) > memory_budget:
                     control[ks.C_STOP] = ks.STOP_MEMORY
                     stopped = True
                     break
@@ -680,6 +986,17 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                         stats[ST_PRUNED] += 1
                         _prune(IS, s, p)
                         continue
+                if IS[s, I_DLEN] < 0:
+                    IS[s, I_DLEN] = _order(CNT[s], F, DOM[s], dom_scores, dom_idx, Xt, rows,
+                                           IS[s, I_START], IS[s, I_END])
+                    if IS[s, I_DLEN] == 0:   # no feature splits its rows: a leaf
+                        IS[s, I_FIN] = 1
+                        IS[s, I_EXACT] = 1
+                        if caching and IS[s, I_DEP] == D - 2:
+                            hashes, lits, vals, trees, table = _cache_store(
+                                IS, FS, R, s, key, hashes, lits, vals, trees, table, cmeta,
+                                cap * slot_bytes + R.shape[0] * 40, memory_budget)
+                        continue
                 g = np.int64(DOM[s, IS[s, I_DPTR]])
                 IS[s, I_DPTR] += 1
                 IS[s, I_FEAT] = g
@@ -688,8 +1005,12 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                 stats[ST_EXPANSIONS] += 1
                 a = IS[s, I_START]
                 b = IS[s, I_END]
-                mid, aborted = _split_counts(X, Xt, y, w, lbw, rows, a, b, g, CNT[s],
-                                             FS[s, F_LB], tmp, tlb, exact, control)
+                if IS[s, I_DEP] == D - 2:   # children solved at once: rows stay
+                    mid, aborted = _side_counts(X, Xt, y, w, lbw, rows, a, b, g, CNT[s],
+                                                FS[s, F_LB], tmp, tlb, exact, buf, control)
+                else:
+                    mid, aborted = _split_counts(X, Xt, y, w, lbw, rows, a, b, g, CNT[s],
+                                                 FS[s, F_LB], tmp, tlb, exact, control)
                 if aborted:
                     stopped = True
                     break
@@ -710,13 +1031,19 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                     FS[s, F_CVAL0 + side] = leaf
                     if leaf <= tlb[side] + eps:
                         continue
+                    if caching and depth == D - 2:
+                        nk = _path_key(IS, s, key)
+                        key[nk] = 2 * g + side
+                        h = key_of(key, nk + 1)
+                        cmeta[M_LOOKUPS] += 1
+                        e = cache_find(hashes, lits, table, h, key, nk + 1)
+                        if e >= 0:
+                            cmeta[M_HITS] += 1
+                            FS[s, F_CVAL0 + side] = vals[e]
+                            IS[s, I_CREC0 + side] = _cached_record(R, rfree, ctr, trees[e])
+                            continue
                     nsfree -= 1
                     c = sfree[nsfree]
-                    mc = _order(acc, F, DOM[c], dom_scores, dom_idx)
-                    if mc == 0:
-                        sfree[nsfree] = c
-                        nsfree += 1
-                        continue
                     used = cap - nsfree
                     stats[ST_PEAK_SLOTS] = max(stats[ST_PEAK_SLOTS], used)
                     IS[c, :] = 0
@@ -727,11 +1054,22 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                     IS[c, I_END] = mid if side == 0 else b
                     IS[c, I_FEAT] = -1
                     IS[c, I_REC] = LEAF
-                    IS[c, I_DLEN] = mc
+                    IS[c, I_DLEN] = -1   # features ordered when first expanded
                     IS[c, I_CH0] = -1
                     IS[c, I_CH1] = -1
                     FS[c, F_BEST] = leaf
                     FS[c, F_LB] = tlb[side]
+                    FS[c, F_BOUND] = tlb[side]
+                    if caching and depth == D - 2:
+                        sim = _similar_bound(IS, CNT[s], DOM[s], s, acc, tlb[side], key,
+                                             pkey, hashes, lits, vals, table, eps)
+                        if sim > tlb[side]:
+                            FS[c, F_BOUND] = sim
+                            cmeta[M_SIMILAR] += 1
+                            if leaf <= sim + eps:   # the leaf is optimal: no slot
+                                sfree[nsfree] = c
+                                nsfree += 1
+                                continue
                     ks.copy_prefix(CNT[c].reshape(-1), acc.reshape(-1), acc.size)
                     IS[s, I_CH0 + side] = c
                     queue[(qhead + qlen) % cap] = c
@@ -773,12 +1111,15 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                     else:
                         _rec_release(R, rfree, ctr, IS[s, I_CREC0 + side], rstack)
                         IS[s, I_CREC0 + side] = LEAF
-                if FS[s, F_BEST] <= FS[s, F_LB] + eps:
+                if FS[s, F_BEST] <= FS[s, F_BOUND] + eps or IS[s, I_DPTR] >= IS[s, I_DLEN]:
                     IS[s, I_FIN] = 1
                     IS[s, I_EXACT] = 1
-                elif IS[s, I_DPTR] >= IS[s, I_DLEN]:
-                    IS[s, I_FIN] = 1
-                    IS[s, I_EXACT] = 1 - IS[s, I_TAINT]
+                    if not FS[s, F_BEST] <= FS[s, F_BOUND] + eps:
+                        IS[s, I_EXACT] = 1 - IS[s, I_TAINT]
+                    if caching and IS[s, I_EXACT] != 0 and IS[s, I_DEP] == D - 2:
+                        hashes, lits, vals, trees, table = _cache_store(
+                            IS, FS, R, s, key, hashes, lits, vals, trees, table, cmeta,
+                            cap * slot_bytes + R.shape[0] * 40, memory_budget)
                 elif IS[s, I_DEP] < D - 2:
                     p = _bound_witness(IS, FS, s, eps, shared, margin) if use_bound else -1
                     if p >= 0:
@@ -803,6 +1144,11 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                         if IS[s, I_DPTR] >= IS[s, I_DLEN]:
                             IS[s, I_FIN] = 1
                             IS[s, I_EXACT] = 1 - IS[s, I_TAINT]
+                            if caching and IS[s, I_EXACT] != 0:
+                                hashes, lits, vals, trees, table = _cache_store(
+                                    IS, FS, R, s, key, hashes, lits, vals, trees, table,
+                                    cmeta, cap * slot_bytes + R.shape[0] * 40,
+                                    memory_budget)
                             break
                         if ks.should_stop(control):
                             stopped = True
@@ -812,14 +1158,27 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                         IS[s, I_FEAT] = g
                         stats[ST_EXPANSIONS] += 1
                         stats[ST_BACKTRACKS] += 1
-                        mid, aborted = _side_counts(X, Xt, y, w, lbw, rows, a, b, g, CNT[s],
-                                                    FS[s, F_LB], tmp, tlb, exact, buf, control)
-                        if aborted:
-                            stopped = True
-                            break
+                        stats[ST_LAST_LEVEL] += 2
+                        if K == 2 and exact and eps == 0.0:
+                            # the usual case: the two least errors do not improve s
+                            side, lbs, aborted = _lighter_side(
+                                X, Xt, y, w, lbw, rows, a, b, g, CNT[s], tmp, buf, control)
+                            if aborted:
+                                stopped = True
+                                break
+                            ls, lo = _least_pair2(tmp[side], CNT[s], F)
+                            if not ls + lo < FS[s, F_BEST]:
+                                continue
+                            _other_side(tmp, tlb, side, CNT[s], FS[s, F_LB], tmp[side], lbs)
+                        else:
+                            mid, aborted = _side_counts(
+                                X, Xt, y, w, lbw, rows, a, b, g, CNT[s], FS[s, F_LB], tmp,
+                                tlb, exact, buf, control)
+                            if aborted:
+                                stopped = True
+                                break
                         v0, g0 = _solve_last(tmp[0], F, tlb[0], eps)
                         v1, g1 = _solve_last(tmp[1], F, tlb[1], eps)
-                        stats[ST_LAST_LEVEL] += 2
                         if not v0 + v1 < FS[s, F_BEST] - eps:
                             continue
                         r0 = leaf_rec
@@ -856,9 +1215,14 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                                 gap = max(interval, 10.0 * (last_publish - published_at))
                                 last_value = FS[root, F_BEST]
                                 pending = False
-                        if FS[s, F_BEST] <= FS[s, F_LB] + eps:
+                        if FS[s, F_BEST] <= FS[s, F_BOUND] + eps:
                             IS[s, I_FIN] = 1
                             IS[s, I_EXACT] = 1
+                            if caching:
+                                hashes, lits, vals, trees, table = _cache_store(
+                                    IS, FS, R, s, key, hashes, lits, vals, trees, table,
+                                    cmeta, cap * slot_bytes + R.shape[0] * 40,
+                                    memory_budget)
                             break
                         if ctr[0] < 2 * D + 8:
                             # records run short: put s back so the main loop grows them
@@ -870,6 +1234,12 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
             used_r = R.shape[0] - ctr[0]
             stats[ST_PEAK_RECORDS] = max(stats[ST_PEAK_RECORDS], used_r)
 
+        stats[ST_CACHE_LOOKUPS] = cmeta[M_LOOKUPS] - look0
+        stats[ST_CACHE_HITS] = cmeta[M_HITS] - hits0
+        stats[ST_CACHE_STORES] = cmeta[M_STORES] - stores0
+        stats[ST_CACHE_ENTRIES] = cmeta[M_PEAK]
+        stats[ST_CACHE_CLEARS] = cmeta[M_CLEARS] - clears0
+        stats[ST_SIMILAR] = cmeta[M_SIMILAR] - similar0
         if root >= 0:
             root_val = FS[root, F_BEST]
             root_rec = IS[root, I_REC]
@@ -886,4 +1256,5 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                    global_lb, of, othr, ol, orr, oval, m)
         stats[ST_PUBLISHED] += 1
     return (of[:m].astype(np.int32), othr[:m].copy(), ol[:m].astype(np.int32),
-            orr[:m].astype(np.int32), oval[:m].copy(), root_val, optimal, stats)
+            orr[:m].astype(np.int32), oval[:m].copy(), root_val, optimal, stats,
+            (hashes, lits, vals, trees, table, cmeta))
