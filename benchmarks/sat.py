@@ -16,6 +16,11 @@
     on the same CSV files in the same process, each run timed as wall-clock seconds
     (InferDT's include reading its CSV, ours include preparing the data).  The
     ratio is ours / InferDT; the depth and size must agree, or the row says so.
+    Building it (Debian: apt-get install libboost-dev; g++ 12 needs -fpermissive for
+    MiniSat's headers): `make lr MINISAT_REL="-O3 -D NDEBUG -fpermissive"` in a
+    checkout of github.com/niklasso/minisat, then in InferDT's `g++ -std=c++1z -O3
+    -DNDEBUG -fpermissive -I<minisat> src/main.cpp -o InferDT
+    -L<minisat>/build/release/lib -lminisat -static`.
 
     .venv/bin/python benchmarks/sat.py [--sets mouse,car] [--limit 300] [--onehot]
                                        [--compare mouse,monk2,car] [--inferdt BIN]
