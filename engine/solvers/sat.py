@@ -2,7 +2,8 @@
 
 `sat-depth` (the paper's DT_depth) finds the least depth k for which a perfect tree of
 depth k is consistent with the training rows; `sat-size` (DT_size) then finds, at that
-depth, the fewest leaves, by binary search with the unary counter of labelled leaves.
+depth, the fewest leaves with the unary counter of labelled leaves, asking for one leaf
+fewer than the best tree until that is refuted (or halving, the paper's way).
 Size is counted as the paper does: nodes, internal ones and leaves, so 2L - 1 for L
 leaves.  The clauses are those of `sat_encoding`; this module runs the searches.
 
@@ -10,9 +11,11 @@ Incremental inference (Algorithm 3): each formula starts with no example; whenev
 the solver's tree misclassifies a training row, that row's clauses are added and the
 solver runs again, so only the rows that matter enter the formula
 (`stats["examples_used"]`).  The row added is the first misclassified one in the
-table's order, as in the paper's code (with a random one car took twice as long).
-Formulas grow monotonically, so one incremental solver serves each depth, and the
-size search reuses the last one (bounds are assumptions).  A new depth starts from
+table's order (the paper's code takes the first in table order within the first class
+that has one; with a random row car took twice as long).  Formulas grow
+monotonically, so one incremental solver serves each depth, and the size search asks
+one formula under assumptions: the minimum depth's own when it runs on the same SAT
+solver, else a new one seeded with the rows that depth needed.  A new depth starts from
 the rows the previous one needed: they refuted a shallower tree and usually shape the
 deeper one too (car: 21 s instead of 54 s).
 
@@ -25,7 +28,7 @@ directly, the search stops at the depth bound with status `infeasible`.
 Each tree the solver proposes is checked on every training row; only trees passing
 are published (error 0).  The returned tree is compacted: splits with an empty side
 are skipped and a node whose rows all have one class becomes a leaf.  The SAT calls
-run in a helper thread while the calling thread polls the Monitor every 20 ms and
+run on one helper thread per run while the calling thread polls the Monitor every 20 ms and
 interrupts the solver when asked to stop, so signal handlers (Ctrl-C in the CLI) keep
 running too.
 """
@@ -201,7 +204,7 @@ class Run:
         self.max_depth = params["depth"]
         self.solver_name = params["sat_solver"]
         self.size_solver_name = params.get("size_sat_solver", self.solver_name)
-        self.size_search = params.get("size_search", "descending")
+        self.size_search = params.get("size_search", SIZE_SEARCH.default)
         self.examples = Examples(data, monitor.checkpoint)
         self.depth_lb = self.examples.depth_floor()
         self.leaves_lb = max(self.examples.classes_present, 1)
