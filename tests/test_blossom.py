@@ -165,6 +165,54 @@ def test_a_full_cache_is_emptied_within_the_memory_budget(monkeypatch):
     assert tight.stats["cache_peak_entries"] < roomy.stats["cache_peak_entries"]
 
 
+def test_merging_copies_the_missing_entries_and_stops_at_the_budget():
+    """`cache_merge` copies another cache's entries this one lacks (literals, value,
+    inline tree), leaves the ones it has, grows within the budget and says where it
+    stopped when it may not grow further."""
+    from engine.solvers.blossom.cache import (
+        CACHE_INIT,
+        M_COUNT,
+        cache_bytes,
+        cache_find,
+        cache_merge,
+        cache_new,
+        cache_put,
+        empty,
+        key_of,
+    )
+
+    def put(cache, lits, value):
+        key = np.array(lits, dtype=np.int32)
+        cache_put(*cache, np.uint64(key_of(key, 2)), key, 2, value, lits[0], lits[1], -1)
+
+    def find(cache, lits):
+        key = np.array(lits, dtype=np.int32)
+        hashes, stored, _, _, table, _ = cache
+        return cache_find(hashes, stored, table, np.uint64(key_of(key, 2)), key, 2)
+
+    mine = empty(4)
+    theirs = (*cache_new(4 * CACHE_INIT, 2), empty(4)[-1])
+    put(mine, [3, 8], 5.0)
+    put(theirs, [8, 3], 7.0)          # the same branch: mine keeps its own result
+    for i in range(CACHE_INIT + 10):  # more than fit without growing
+        put(theirs, [2 * i, 2 * i + 5], float(i))
+    count = int(theirs[-1][M_COUNT])
+    assert count == CACHE_INIT + 11
+    *arrays, stop = cache_merge(*mine, *theirs[:4], 0, count, 10**9)
+    merged = (*arrays, mine[-1])
+    assert stop == count and merged[-1][M_COUNT] == count
+    _, _, vals, trees, _, _ = merged
+    for i in (0, 500, CACHE_INIT + 9):
+        e = find(merged, [2 * i, 2 * i + 5])
+        assert e >= 0 and vals[e] == i and list(trees[e]) == [2 * i, 2 * i + 5, -1]
+    assert vals[find(merged, [3, 8])] == 5.0
+    assert theirs[-1][M_COUNT] == count and theirs[2][find(theirs, [3, 8])] == 7.0  # read only
+    # a budget that does not allow doubling: it stops when full
+    small = empty(4)
+    *_, stop = cache_merge(*small, *theirs[:4], 0, count, cache_bytes(CACHE_INIT, 2))
+    assert stop == CACHE_INIT and small[-1][M_COUNT] == CACHE_INIT
+
+
 # ------------------------------------------------------------------ pystreed
 STREED_CASES = [("zoo-1", (2, 3, 4)), ("hepatitis", (2, 3, 4)), ("lymph", (2, 3, 4)),
                 ("vote", (2, 3, 4)), ("tic-tac-toe", (2, 3, 4)), ("primary-tumor", (2, 3, 4)),

@@ -93,6 +93,50 @@ def test_depth_four_with_the_cache_on_threads():
         assert result.train_error == exhaustive(X, y, w, K, 4), trial
 
 
+def test_blossom_threads_share_solved_branches_and_keep_the_optimum():
+    """Between tasks each thread copies in the branches the others solved: the optimum
+    stays the exhaustive search's (integer and fractional weights, depths 3-5), the
+    tree is one thread's, and copies happen."""
+    rng = np.random.default_rng(21)
+    shared = 0
+    for trial in range(24):
+        depth = 3 + trial % 3
+        n = int(rng.integers(20, 60 if depth < 5 else 40))
+        F = int(rng.integers(4, 8 if depth < 5 else 6))
+        K = int(rng.integers(2, 4))
+        X = (rng.random((n, F)) < rng.uniform(0.3, 0.7)).astype(np.uint8)
+        y = ((X[:, 0] & X[:, 1]) | (X[:, 2] ^ X[:, 3])).astype(np.int64) % K
+        noisy = rng.random(n) < 0.25
+        y[noisy] = rng.integers(0, K, noisy.sum())
+        w = rng.integers(1, 4, n).astype(float)
+        if trial % 4 == 3:
+            w = w * rng.uniform(0.3, 1.7, n)
+        expected = exhaustive(X, y, w, K, depth)
+        one = _fit(X, y, w, K, depth, 1, "blossom")
+        two = _fit(X, y, w, K, depth, 2, "blossom")
+        where = (trial, depth)
+        assert two.optimal and two.stats["threads"] == 2, where
+        assert two.train_error == pytest.approx(expected, abs=1e-9), where
+        assert two.tree.error(X, y, w) == two.train_error, where
+        assert _same_tree(one.tree, two.tree), where
+        assert one.stats["cache_shared"] == 0, where
+        shared += two.stats["cache_shared"]
+    assert shared > 0
+
+
+def test_blossom_threads_share_while_their_caches_are_emptied(monkeypatch):
+    """A budget that makes full caches be emptied while the other thread copies from
+    them: still the optimum."""
+    from engine.solvers.blossom import adapter
+    data = shared_dataset("cp4im/tic-tac-toe.txt", target="first")
+    roomy = train(data, "blossom", {"depth": 4, "threads": 2})
+    monkeypatch.setattr(adapter, "MEMORY_BUDGET", 240_000)
+    tight = train(data, "blossom", {"depth": 4, "threads": 2})
+    assert roomy.optimal and tight.optimal and tight.stats["threads"] == 2
+    assert tight.train_error == roomy.train_error
+    assert tight.stats["cache_clears"] > 0 and tight.stats["cache_shared"] > 0
+
+
 # (algorithm, shared data set, depth proven quickly, depth that keeps threads busy)
 REAL = [("contree", "contree/magic.txt", 2, 4), ("blossom", "cp4im/australian-credit.txt", 3, 6)]
 

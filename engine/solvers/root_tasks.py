@@ -6,7 +6,8 @@ of a feature's split points): "the best tree whose root is this candidate".  The
 solvers that use this (`contree`, `blossom`) run each task as one call of their nogil
 kernel told to try only that candidate at the root; threads take tasks one at a time
 from a common queue, in the order the single-threaded search would try them, each
-with a workspace of its own (caches are per thread).
+with a workspace of its own (a cache per thread; blossom's threads copy in each
+other's solved branches between tasks, see `blossom.parallel`).
 
 What the winner is: the best tree, and among equally good trees the one of the
 first task in that order; so a task matters only if it can beat the best (error,
@@ -64,7 +65,8 @@ class Outcome:
 def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any],
         error: Callable[[Any], float], complete: Callable[[Any], bool], start_bound: float,
         eps: float, monitor, new_sink: Callable[[], ks.IncumbentSink], make_tree: Callable,
-        final_search: bool = True) -> Outcome:
+        final_search: bool = True, fresh_workspace: Callable[[], Any] | None = None
+        ) -> Outcome:
     """Search tasks 0..n_tasks-1 on `threads` threads (see the module docstring).
 
     `call(task, shared, margin, goal, workspace, sink)` runs one task's kernel and
@@ -73,7 +75,8 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
     calls (the kernels size their output buffers from it).  `final_search`: search
     the winner again; False when answers within a gap may differ anyway (then the
     key is the best error itself, every margin 0, so every bound stays within the
-    gap of the optimum).
+    gap of the optimum).  `fresh_workspace()`: the final search's (default
+    `workspace()`); it must share nothing with the threads'.
     """
     tie = tie_margin(eps, n_tasks)
     shared = np.array([start_bound + tie])
@@ -106,7 +109,8 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
     final = None
     if winner is not None and completed and final_search:
         key = np.array([best + tie])
-        again = monitor.run_kernel(call, (winner, key, margin(winner), best, workspace(),
+        fresh = (fresh_workspace or workspace)()
+        again = monitor.run_kernel(call, (winner, key, margin(winner), best, fresh,
                                           new_sink()))
         if complete(again) and abs(error(again) - best) <= eps:
             final = again

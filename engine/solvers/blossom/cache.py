@@ -14,7 +14,12 @@ themselves: two different branches never share an entry, whatever their hash.
 
 The kernel also reads entries for a lower bound of a new branch from its cached
 siblings (the similarity bound, see `kernel`).  A search keeps one cache per thread
-(`empty` makes one); the kernel takes it and returns it, grown or emptied.
+(`empty` makes one); the kernel takes it and returns it, grown or emptied.  Between
+two tasks a thread copies in what the other threads' caches gained (`cache_merge`,
+see `parallel`): a branch's exact result does not depend on who found it.  That
+read runs while the owner goes on writing, which is safe because an entry never
+changes once written (a second result for the same branch is dropped), new entries
+go past the ones published, and growing or emptying a cache makes new arrays.
 
 The table is open addressing with linear probing over `table` (twice as many
 places as entries, so at most half full); the hash of a set of literals is the
@@ -105,26 +110,35 @@ def cache_find(hashes, lits, table, h, key, n):
 
 
 @njit(cache=True, nogil=True)
+def _insert(hashes, lits, table, meta, h, key, n):
+    """A new entry for the sorted literals key[:n] with hash h (there must be room)."""
+    e = meta[M_COUNT]
+    meta[M_COUNT] += 1
+    meta[M_PEAK] = max(meta[M_PEAK], meta[M_COUNT])
+    hashes[e] = h
+    for j in range(n):
+        lits[e, j] = key[j]
+    mask = table.shape[0] - 1
+    i = np.int64(h & np.uint64(mask))
+    while table[i] >= 0:
+        i = (i + 1) & mask
+    table[i] = e
+    return e
+
+
+@njit(cache=True, nogil=True)
 def cache_put(hashes, lits, vals, trees, table, meta, h, key, n, value, g, g0, g1):
-    """Store a branch's result (the cache must have room for one entry)."""
-    e = cache_find(hashes, lits, table, h, key, n)
-    if e < 0:
-        e = meta[M_COUNT]
-        meta[M_COUNT] += 1
-        meta[M_PEAK] = max(meta[M_PEAK], meta[M_COUNT])
-        hashes[e] = h
-        for j in range(n):
-            lits[e, j] = key[j]
-        mask = table.shape[0] - 1
-        i = np.int64(h & np.uint64(mask))
-        while table[i] >= 0:
-            i = (i + 1) & mask
-        table[i] = e
+    """Store a branch's result (the cache must have room for one entry).  A branch
+    already there keeps its entry: both results are exact, and an entry never changes
+    once written, so another thread may read it (`cache_merge`)."""
+    meta[M_STORES] += 1
+    if cache_find(hashes, lits, table, h, key, n) >= 0:
+        return
+    e = _insert(hashes, lits, table, meta, h, key, n)
     vals[e] = value
     trees[e, 0] = g
     trees[e, 1] = g0
     trees[e, 2] = g1
-    meta[M_STORES] += 1
 
 
 @njit(cache=True, nogil=True)
@@ -148,7 +162,31 @@ def cache_grow(hashes, lits, vals, trees, table, meta):
 
 @njit(cache=True, nogil=True)
 def cache_clear(table, meta):
-    """Forget every entry (when the cache may not grow any more)."""
+    """Forget every entry (when the cache may not grow any more).  The kernel clears
+    only new arrays (`cache_new`): another thread may still be reading the old ones."""
     table[:] = -1
     meta[M_COUNT] = 0
     meta[M_CLEARS] += 1
+
+
+@njit(cache=True, nogil=True)
+def cache_merge(hashes, lits, vals, trees, table, meta, o_hashes, o_lits, o_vals, o_trees,
+                start, stop, memory_budget):
+    """Copy entries start..stop-1 of another cache (o_*) that this one lacks, growing
+    it while it stays within memory_budget bytes.  Returns this cache's arrays and the
+    first entry not copied (stop, or where the cache became full)."""
+    n = lits.shape[1]
+    for e in range(start, stop):
+        h = o_hashes[e]
+        if cache_find(hashes, lits, table, h, o_lits[e], n) >= 0:
+            continue
+        if meta[M_COUNT] >= hashes.shape[0]:
+            cap = hashes.shape[0]
+            if 2 * cap > CACHE_MAX or cache_bytes(2 * cap, n) > memory_budget:
+                return hashes, lits, vals, trees, table, e
+            hashes, lits, vals, trees, table = cache_grow(hashes, lits, vals, trees, table,
+                                                          meta)
+        d = _insert(hashes, lits, table, meta, h, o_lits[e], n)
+        vals[d] = o_vals[e]
+        trees[d, :] = o_trees[e, :]
+    return hashes, lits, vals, trees, table, stop

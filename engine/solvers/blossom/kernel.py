@@ -187,7 +187,8 @@ ST_CACHE_STORES = 15   # branches of depth D-2 solved exactly and stored
 ST_CACHE_ENTRIES = 16  # peak entries in the cache
 ST_CACHE_CLEARS = 17   # times the full cache was emptied (memory budget)
 ST_SIMILAR = 18        # branches of depth D-2 whose bound the similarity bound raised
-N_STATS = 19
+ST_CACHE_SHARED = 19   # entries copied in from other threads' caches (`parallel`; 0 here)
+N_STATS = 20
 
 ROW_POLL = 1024        # rows scanned between two polls of the control array
 FIRST_PATIENCE = 0.1   # seconds after which trees are published before the first dive ends
@@ -610,8 +611,7 @@ def _share(best, margin, shared):
     """Tell the other threads of the root's new best: lower the key they share to
     best + margin (racy but sound: always a real tree's error plus a margin; see
     `engine.solvers.root_tasks`)."""
-    if best + margin < shared[0]:
-        shared[0] = best + margin
+    shared[0] = min(shared[0], best + margin)
 
 
 @njit(cache=True, nogil=True)
@@ -751,6 +751,7 @@ def _cache_store(IS, FS, R, s, key, hashes, lits, vals, trees, table, meta, othe
             hashes, lits, vals, trees, table = cache_grow(hashes, lits, vals, trees,
                                                           table, meta)
         else:
+            hashes, lits, vals, trees, table = cache_new(cap, lits.shape[1])
             cache_clear(table, meta)
     n = _path_key(IS, s, key)
     h = key_of(key, n)
