@@ -4,6 +4,7 @@ threads and their timing, stops as prompt as one thread's, memory counted across
 threads, and sweeps' workers taking their share of the cores."""
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -180,6 +181,41 @@ def test_thread_count_defaults_to_the_cores_or_the_workers_share(monkeypatch):
     assert threads.resolve(0) == 1
     assert threads.resolve(2) == 2
 
+
+@pytest.mark.parametrize("errors, slow, searched", [
+    ([5, 3, 4, 6], 3, [(1, 3)]),           # the slow last task does not win
+    ([5, 3, 4, 2], 3, [(1, 3), (3, 2)]),   # it wins: its pair is searched too
+    ([3, 3], 0, [(1, 3), (0, 3)]),         # an earlier task ends later with a tie
+])
+def test_an_idle_thread_searches_the_winner_again_while_the_last_task_runs(
+        errors, slow, searched):
+    """The final search of the best (task, error) pair so far runs in the thread that
+    found no task left; it is the answer when the pair is still the best at the end,
+    else the new pair is searched: in every case the final is the true winner's."""
+    from engine.solvers import kernel_support as ks
+    from engine.solvers.monitor import Monitor
+    finals = []
+    slow_running = threading.Event()
+
+    def call(task, shared, margin, goal, workspace, sink):
+        if goal == -np.inf:
+            if task == slow:
+                slow_running.set()
+                time.sleep(0.4)
+                slow_running.clear()
+            time.sleep(0.01)
+            return errors[task], "task"
+        finals.append((task, goal, slow_running.is_set()))
+        return goal, "final", task
+
+    outcome = root_tasks.run(
+        len(errors), 2, call, lambda: None, lambda out: out[0], lambda out: True, np.inf,
+        0.0, Monitor(), lambda: ks.IncumbentSink(3, 2), None)
+    winner = min(range(len(errors)), key=lambda t: (errors[t], t))
+    assert outcome.completed and outcome.winner == winner
+    assert outcome.final == (errors[winner], "final", winner)
+    assert [(t, g) for t, g, _ in finals] == searched
+    assert finals[0][2]     # the first one while the slow task was still running
 
 
 @pytest.mark.parametrize("algorithm, case, depth", [

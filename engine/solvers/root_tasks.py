@@ -28,7 +28,11 @@ finds it, whatever the timing, and the optimum E and that task are the same for 
 number of threads.  It is searched once more, alone, with a fresh workspace, the key
 E + tie and `goal` E (its root stops at its first tree of error E: no proof is
 needed any more, so this costs a fraction of the task): that search does not depend
-on timing either, so the tree is always the same.
+on timing either, so the tree is always the same.  A thread that finds no task left
+runs that final search at once for the best (error, task) pair finished so far,
+while the others end their last tasks; it is kept when the pair is still the best
+at the end (the usual case: the last tasks rarely win), else the thread ending
+last, or the caller, searches the new pair.
 
 Stop and time limit: every call polls the Monitor's control array and a thread takes
 no new task once the run is stopped, so all threads end within one poll; a run
@@ -89,6 +93,8 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
 
     lock = threading.Lock()
     results: dict[int, Any] = {}
+    finals: dict[tuple[int, float], Any] = {}   # (winner, best) -> its final search
+    fresh = fresh_workspace or workspace
 
     def worker(sink):
         own = workspace()
@@ -96,22 +102,45 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
             with lock:
                 task = next(taken, None)
             if task is None:
-                return
-            results[task] = call(task, shared, margin(task), -np.inf, own, sink)
+                break
+            out = call(task, shared, margin(task), -np.inf, own, sink)
+            with lock:
+                results[task] = out
+        del own   # the final search below takes a fresh one in its place
+        while final_search and not monitor.should_stop():
+            with lock:
+                pair = _leader(results, error, eps)
+                if pair is None or pair in finals:
+                    return
+                finals[pair] = None     # this thread searches it
+            finals[pair] = final(pair, fresh(), sink)
+
+    def final(pair, space, sink):
+        winner, best = pair
+        return call(winner, np.array([best + tie]), margin(winner), best, space, sink)
 
     sinks = [new_sink() for _ in range(max(1, min(threads, n_tasks)))]
     monitor.run_threads([lambda s=s: worker(s) for s in sinks], sinks, make_tree)
     searched = sorted(results)
     completed = (len(searched) == n_tasks and monitor.control[ks.C_STOP] == 0.0
                  and all(complete(results[t]) for t in searched))
-    best = min((error(results[t]) for t in searched), default=np.inf)
-    winner = next((t for t in searched if error(results[t]) <= best + eps), None)
-    final = None
-    if winner is not None and completed and final_search:
-        key = np.array([best + tie])
-        fresh = (fresh_workspace or workspace)()
-        again = monitor.run_kernel(call, (winner, key, margin(winner), best, fresh,
-                                          new_sink()))
+    pair = _leader(results, error, eps)
+    best, winner = (np.inf, None) if pair is None else (pair[1], pair[0])
+    result = None
+    if pair is not None and completed and final_search:
+        again = finals.get(pair)
+        if again is None:
+            again = monitor.run_kernel(final, (pair, fresh(), new_sink()))
         if complete(again) and abs(error(again) - best) <= eps:
-            final = again
-    return Outcome(results, best, winner, final, completed)
+            result = again
+    return Outcome(results, best, winner, result, completed)
+
+
+def _leader(results: dict[int, Any], error: Callable[[Any], float], eps: float
+            ) -> tuple[int, float] | None:
+    """(winner, best) of the tasks in `results`: the least error, and the first task
+    reaching it (within eps)."""
+    if not results:
+        return None
+    best = min(error(out) for out in results.values())
+    return next(t for t in sorted(results) if error(results[t]) <= best + eps), best
