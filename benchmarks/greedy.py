@@ -21,7 +21,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions, prepare
-from engine.solvers.greedy_kernel import grow_tree
+from engine.solvers.greedy.kernel import grow_tree
 
 DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 NO_STOP = np.zeros(4)

@@ -38,7 +38,7 @@ import numpy as np
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions, prepare
 from engine.data.preprocessing import class_label
-from engine.solvers.odd_milp import wait_idle
+from engine.solvers.odd.milp import wait_idle
 from engine.training import train
 from engine.warmup import warm_up
 

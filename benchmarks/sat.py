@@ -39,7 +39,7 @@ from pathlib import Path
 from engine.data.columns import ColumnKind
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions, prepare
-from engine.solvers.sat import SAT_SOLVER, SAT_SOLVERS
+from engine.solvers.sat.adapter import SAT_SOLVER, SAT_SOLVERS
 from engine.training import default_binarization, train
 
 INFERDT = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "inferdt"

@@ -28,7 +28,7 @@ from engine.export.diagram import (
     paths,
 )
 from engine.model import Diagram, Tree, load_model
-from engine.solvers.odd_milp import wait_idle
+from engine.solvers.odd.milp import wait_idle
 from engine.training import train
 
 TABLE = """age,colour,member,spend,y

@@ -24,9 +24,9 @@ from optimal_trees import (
 
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions, merge_duplicates, prepare
-from engine.solvers import dl85 as dl85_module
 from engine.solvers import get_solver
-from engine.solvers.dl85_cache import (
+from engine.solvers.dl85 import adapter as dl85_module
+from engine.solvers.dl85.cache import (
     LEAF,
     M_COUNT,
     cache_evict,
@@ -36,7 +36,7 @@ from engine.solvers.dl85_cache import (
     records_new,
     zobrist_table,
 )
-from engine.solvers.dl85_rules import RELAXATIONS, RULES, luby, relax
+from engine.solvers.dl85.rules import RELAXATIONS, RULES, luby, relax
 from engine.solvers.protocol import Status
 from engine.training import train
 from engine.warmup import warm_up

@@ -1,6 +1,6 @@
 """The `greedy` solver end to end (CSV -> prepare -> train) against scikit-learn's CART.
 
-Ties between equally good splits are broken differently (see greedy_kernel), so the
+Ties between equally good splits are broken differently (see greedy.kernel), so the
 training errors are compared on the real datasets whose sklearn tree has no tie;
 the test insists that enough datasets take part for the comparison to mean something.
 """

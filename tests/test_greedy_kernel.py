@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from sklearn.tree import DecisionTreeClassifier
 
-from engine.solvers.greedy_kernel import grow_tree
+from engine.solvers.greedy.kernel import grow_tree
 
 NO_STOP = np.zeros(1)
 TIE_MARGIN = 1e-9  # relative cost gap below which two candidate splits count as tied

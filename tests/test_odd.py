@@ -26,9 +26,9 @@ from engine.model import load_model
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.odd import parity_groups
-from engine.solvers.odd_common import SideConstraints, Skeleton
-from engine.solvers.odd_heuristic import OddHeuristic
-from engine.solvers.odd_milp import OddMilp, wait_idle
+from engine.solvers.odd.common import SideConstraints, Skeleton
+from engine.solvers.odd.heuristic import OddHeuristic
+from engine.solvers.odd.milp import OddMilp, wait_idle
 from engine.solvers.protocol import Status
 from engine.training import train
 from engine.warmup import tiny_dataset

@@ -1,4 +1,4 @@
-"""The large-neighbourhood search of `odd` (odd_lns) and the model surgery it uses.
+"""The large-neighbourhood search of `odd` (odd.lns) and the model surgery it uses.
 
 The LNS must never return a worse diagram than it was given, must report the
 objective its diagram really has on the training data, must stop promptly, and,
@@ -16,10 +16,10 @@ from engine.data.csv_reader import parse_text, read_table
 from engine.data.dataset import PrepOptions, prepare
 from engine.model.diagram import Diagram
 from engine.solvers.monitor import Monitor
-from engine.solvers.odd_common import SideConstraints, Skeleton
-from engine.solvers.odd_heuristic import OddHeuristic
-from engine.solvers.odd_lns import OddLns, neighbourhoods
-from engine.solvers.odd_milp import FIXED, OPEN, REWIRED, SHIFTED, OddMilp, wait_idle
+from engine.solvers.odd.common import SideConstraints, Skeleton
+from engine.solvers.odd.heuristic import OddHeuristic
+from engine.solvers.odd.lns import OddLns, neighbourhoods
+from engine.solvers.odd.milp import FIXED, OPEN, REWIRED, SHIFTED, OddMilp, wait_idle
 from engine.solvers.protocol import Status
 from engine.training import train
 

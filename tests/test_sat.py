@@ -22,7 +22,7 @@ from engine.errors import DataError
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
-from engine.solvers.sat_encoding import (
+from engine.solvers.sat.encoding import (
     LeafCounter,
     PerfectTree,
     counter_clauses,

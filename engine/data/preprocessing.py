@@ -274,7 +274,7 @@ def greedy_splits(features: list[Feature], X: np.ndarray, y: np.ndarray, w: np.n
     A greedy tree of depth D is the top of the greedy tree of any larger depth, so
     these thresholds serve every depth up to D.
     """
-    from engine.solvers.greedy_kernel import grow_tree  # numba: loaded only when used
+    from engine.solvers.greedy.kernel import grow_tree  # numba: loaded only when used
 
     depth = GUIDED_DEPTH if depth is None else max(int(depth), 0)
     if progress is not None:

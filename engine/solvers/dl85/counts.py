@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from engine.solvers import kernel_support as ks
-from engine.solvers.dl85_rules import child_state, pruned
+from engine.solvers.dl85.rules import child_state, pruned
 
 ORDER_GAIN, ORDER_GINI, ORDER_ERROR, ORDER_NONE = range(4)
 ORDERINGS = {"gain": ORDER_GAIN, "gini": ORDER_GINI, "error": ORDER_ERROR,

@@ -15,11 +15,11 @@ to 2u+2) or to terminals, and (12) is left out.
 HiGHS has no indicator constraints, so (13)-(14) are big-M constraints with a
 constant per row: on features scaled to [0, 1], `a.x_i` lies within +-max_j x_ij
 (univariate) or +-sum_j x_ij (multivariate) and `b` in [-1, 1], which bounds how
-far each side of the implication can be violated.  ε = 1e-4 (odd_common.EPSILON)
+far each side of the implication can be violated.  ε = 1e-4 (common.EPSILON)
 makes the negative side strict; decoded thresholds sit in the middle of that
 margin, then move to the midpoint between the training values they separate.
 
-The objective is in training weight (odd_common) and HiGHS runs with no relative
+The objective is in training weight (common) and HiGHS runs with no relative
 gap, and an absolute gap of 1e-6 times the total weight: `optimal` means optimal up
 to that.  A warm start (the heuristic's diagram) is passed as a solution and its
 objective as `objective_bound`.  With that bound HiGHS reports "optimal" or
@@ -28,7 +28,7 @@ the better of the heuristic and the MILP's solution (which `OddMilp.solve` does
 not do itself).  Improving solutions reach the caller through HiGHS's callbacks,
 and an interrupt callback stops the solver as soon as `should_stop()` says so.
 `restrict` confines the built model to a neighbourhood of a solution, for the
-large-neighbourhood search of `odd_lns`, and `release` gives the full model back.
+large-neighbourhood search of `lns`, and `release` gives the full model back.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ import numpy as np
 
 from engine.data.preprocessing import Preprocessing
 from engine.model.diagram import Diagram
-from engine.solvers.odd_common import EPSILON, Scaling, SideConstraints, Skeleton
+from engine.solvers.odd.common import EPSILON, Scaling, SideConstraints, Skeleton
 
 NEG, POS = 0, 1
 FIXED, REWIRED, SHIFTED, OPEN = range(4)  # what `restrict` lets a slot change
@@ -346,7 +346,7 @@ class OddMilp:
 
     # ----------------------------------------------------- neighbourhoods
     def restrict(self, x: np.ndarray, freedom: np.ndarray) -> None:
-        """Confine the model to a neighbourhood of the solution x (for `odd_lns`).
+        """Confine the model to a neighbourhood of the solution x (for `lns`).
 
         `freedom[u]` says what slot u may change.  OPEN: everything.  Any other
         slot keeps x's direction a (the feature of a univariate split) and can only

@@ -5,7 +5,7 @@ depth k is consistent with the training rows; `sat-size` (DT_size) then finds, a
 depth, the fewest leaves with the unary counter of labelled leaves, asking for one leaf
 fewer than the best tree until that is refuted (or halving, the paper's way).
 Size is counted as the paper does: nodes, internal ones and leaves, so 2L - 1 for L
-leaves.  The clauses are those of `sat_encoding`; this module runs the searches.
+leaves.  The clauses are those of `encoding`; this module runs the searches.
 
 Incremental inference (Algorithm 3): each formula starts with no example; whenever
 the solver's tree misclassifies a training row, that row's clauses are added and the
@@ -48,7 +48,7 @@ from engine.model.tree import Tree
 from engine.solvers import kernel_support as ks
 from engine.solvers.protocol import Param, Result, Solver, Status
 from engine.solvers.registry import register
-from engine.solvers.sat_encoding import (
+from engine.solvers.sat.encoding import (
     LeafCounter,
     PerfectTree,
     counter_clauses,

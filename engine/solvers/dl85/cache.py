@@ -19,7 +19,7 @@ most half full) that hold indices into dense entry arrays:
 bound used), `record` that tree, `flags` EXACT (the search below the branch was
 complete: the error is optimal, or no tree beats the upper bound used, whence the
 lower bound) and FOUND.  Iteration and budget say under which relaxation of a CA
-rule an inexact entry was computed (see `dl85_kernel`).
+rule an inexact entry was computed (see `kernel`).
 
 Memory
 ------

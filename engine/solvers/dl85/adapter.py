@@ -6,7 +6,7 @@ Algorithm 2: the same search restarted under a rule (purity, gain, discrepancy,
 top-k, top-k*; Table 1) relaxed after each restart (monotonic, exponential or
 Luby), reusing the cache, until the root is complete: run to the end it returns
 the optimal tree with `optimal: True`.  Both run in the numba kernel of
-`dl85_kernel` (with `dl85_cache`, `dl85_counts`, `dl85_rules`) through the Monitor.
+`kernel` (with `cache`, `counts`, `rules`) through the Monitor.
 
 Data preparation (`Problem`; exact, the tree is mapped back to `data`'s columns): the
 reduction of `binary_rows` (weight-0 rows ignored, redundant features dropped,
@@ -28,9 +28,9 @@ import numpy as np
 from engine.model.tree import Tree
 from engine.solvers import kernel_support as ks
 from engine.solvers.binary_rows import BinaryRows, bound_weights, exactness
-from engine.solvers.dl85_cache import zobrist_table
-from engine.solvers.dl85_counts import ORDERINGS
-from engine.solvers.dl85_kernel import (
+from engine.solvers.dl85.cache import zobrist_table
+from engine.solvers.dl85.counts import ORDERINGS
+from engine.solvers.dl85.kernel import (
     ST_BOUND,
     ST_D2,
     ST_EVICTED,
@@ -46,7 +46,7 @@ from engine.solvers.dl85_kernel import (
     ST_THRESHOLD,
     dl85_search,
 )
-from engine.solvers.dl85_rules import (
+from engine.solvers.dl85.rules import (
     RELAXATIONS,
     RULE_DISCREPANCY,
     RULE_NONE,

@@ -28,7 +28,7 @@ import numpy as np
 
 from engine.data.preprocessing import Preprocessing
 from engine.model.diagram import Diagram
-from engine.solvers.odd_common import EPSILON, Scaling, SideConstraints, Skeleton
+from engine.solvers.odd.common import EPSILON, Scaling, SideConstraints, Skeleton
 
 FEATURE_SHARE = 0.6
 LEFT, RIGHT = 0, 1

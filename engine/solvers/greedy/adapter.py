@@ -1,7 +1,7 @@
 """`greedy`: the CART-like baseline (Gini impurity, top-down, no optimality proof).
 
 It gives a first tree in milliseconds and a reference point for the exact solvers.
-The numba kernel lives in `greedy_kernel`; this module adapts it to the protocol.
+The numba kernel lives in `kernel`; this module adapts it to the protocol.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 
 from engine.model.tree import Tree
 from engine.solvers import kernel_support as ks
-from engine.solvers.greedy_kernel import grow_tree
+from engine.solvers.greedy.kernel import grow_tree
 from engine.solvers.protocol import DEPTH, Param, Result, Solver
 from engine.solvers.registry import register
 

@@ -6,14 +6,14 @@ A depth-first search over branches (itemsets).  At a branch it tries a leaf, the
 each candidate feature in heuristic order: the x = 0 child is solved with upper
 bound `ub - lb(x = 1 child)`, the x = 1 child with `ub - error(x = 0 child)`, and a
 combination that beats the best so far becomes the best and tightens the bound.
-Solved branches go to a cache (`dl85_cache`): the error and subtree of an optimal
+Solved branches go to a cache (`cache`): the error and subtree of an optimal
 branch, or the lower bound "nothing below this upper bound" when none was found.
 The recursion is an explicit stack of frames, one per level, so the kernel can
 stop anywhere and the cache can grow or be evicted between steps.
 
 Speed-ups, all exact:
 * Branches two levels above the maximum depth are solved at once from pair counts
-  (`dl85_counts.d2_solve`); those counts are derived down the path (scan the
+  (`counts.d2_solve`); those counts are derived down the path (scan the
   smaller child, subtract from the parent), from level `lvl0` on.
 * Before a feature is tried, both children's proven lower bounds (cache, and the
   weight that identical rows of other classes make unavoidable, `lbw`) are summed;
@@ -22,13 +22,13 @@ Speed-ups, all exact:
 
 CA-DL8.5 (Algorithm 2)
 ----------------------
-The same search, restarted with a rule (`dl85_rules`) that prunes children (they
+The same search, restarted with a rule (`rules`) that prunes children (they
 stay leaves) under a threshold relaxed after each restart, the upper bound of each
 restart being the best error so far.  Cache entries carry the rule's terminal
 state: EXACT when nothing below the branch was pruned (by the rule, or by a time
 stop).  Exact entries are reused by every later restart (and even where the rule
 would prune: their optimal subtree is free); inexact ones only within the restart
-that made them, by branches whose rule budget (see `dl85_rules.budget`) is not
+that made them, by branches whose rule budget (see `rules.budget`) is not
 larger, and only for upper bounds not above theirs.  An inexact entry's tree seeds
 the branch's search in later restarts.  A branch is exact when every child it
 used or skipped was exact.  When the root is exact the incumbent is optimal; the
@@ -52,7 +52,7 @@ import numpy as np
 from numba import njit
 
 from engine.solvers import kernel_support as ks
-from engine.solvers.dl85_cache import (
+from engine.solvers.dl85.cache import (
     ENTRY_BYTES,
     FLAG_EXACT,
     FLAG_FOUND,
@@ -84,7 +84,7 @@ from engine.solvers.dl85_cache import (
     records_grow,
     records_new,
 )
-from engine.solvers.dl85_counts import (
+from engine.solvers.dl85.counts import (
     d2_solve,
     diagonal,
     leaf_stats,
@@ -96,8 +96,7 @@ from engine.solvers.dl85_counts import (
     stump,
     subtract,
 )
-from engine.solvers.record_trees import assemble_tree, publish_record_tree, tree_buffers
-from engine.solvers.dl85_rules import (
+from engine.solvers.dl85.rules import (
     RULE_GAIN,
     budget,
     child_state,
@@ -105,6 +104,7 @@ from engine.solvers.dl85_rules import (
     relax,
     vacuous,
 )
+from engine.solvers.record_trees import assemble_tree, publish_record_tree, tree_buffers
 
 # Phases of a frame.
 PH_ENTER, PH_NEXT, PH_PROBE, PH_RESULT = 0, 1, 2, 3

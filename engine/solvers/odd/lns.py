@@ -31,8 +31,8 @@ import numpy as np
 
 from engine.data.preprocessing import Preprocessing
 from engine.model.diagram import Diagram
-from engine.solvers.odd_common import Skeleton
-from engine.solvers.odd_milp import FIXED, OPEN, REWIRED, SHIFTED, OddMilp
+from engine.solvers.odd.common import Skeleton
+from engine.solvers.odd.milp import FIXED, OPEN, REWIRED, SHIFTED, OddMilp
 
 MAX_WINDOW = 2          # most consecutive layers a neighbourhood re-optimises whole
 SUB_SHARE = 1 / 8       # a sub-MILP's first time limit: this share of the LNS budget, ...

@@ -1,7 +1,7 @@
 """`odd`: optimal decision diagrams (Florio, Martins, Schiffer, Serra, Vidal; AAAI-23).
 
-Two steps, as in the paper.  The multi-start heuristic (`odd_heuristic`) builds a
-diagram within the skeleton; then the MILP (`odd_milp`, solved by HiGHS) starts
+Two steps, as in the paper.  The multi-start heuristic (`heuristic`) builds a
+diagram within the skeleton; then the MILP (`milp`, solved by HiGHS) starts
 from it, with its objective as cutoff, and either improves it or proves it optimal.
 
 What is optimised is the paper's objective (18): misclassified training weight
@@ -21,7 +21,7 @@ Time: the heuristic gets `heuristic_time` seconds (0 = automatic: a tenth of the
 time limit, at most 60 s, or 10 s without a limit) and at most `restarts`
 constructions; the MILP gets the rest of the time limit (no limit without one).
 With `milp_mode = lns` (the default) that time goes first to a large-neighbourhood
-search (`odd_lns`: the MILP re-optimises one part of the diagram at a time, small
+search (`lns`: the MILP re-optimises one part of the diagram at a time, small
 sub-MILPs where HiGHS gets further within seconds than on the whole MILP) until no
 neighbourhood improves, then to the full MILP, which alone proves optimality;
 `full` gives it all to the full MILP.
@@ -46,10 +46,10 @@ import numpy as np
 from engine.errors import ParameterError
 from engine.model.diagram import Diagram
 from engine.solvers import kernel_support as ks
-from engine.solvers.odd_common import SideConstraints, Skeleton
-from engine.solvers.odd_heuristic import OddHeuristic
-from engine.solvers.odd_lns import LnsOutcome, OddLns
-from engine.solvers.odd_milp import OddMilp
+from engine.solvers.odd.common import SideConstraints, Skeleton
+from engine.solvers.odd.heuristic import OddHeuristic
+from engine.solvers.odd.lns import LnsOutcome, OddLns
+from engine.solvers.odd.milp import OddMilp
 from engine.solvers.protocol import Param, Result, Solver, Status
 from engine.solvers.registry import register
 
@@ -222,7 +222,7 @@ class _Run:
         return self.full_milp(milp, start, start_diagram, seed)
 
     def lns(self, milp: OddMilp, diagram: Diagram, seed: int) -> LnsOutcome:
-        """The large-neighbourhood search (`odd_lns`), its diagrams published as found."""
+        """The large-neighbourhood search (`lns`), its diagrams published as found."""
         started = self.monitor.elapsed()
         outcome = OddLns(milp, self.data.prep, self.objective, seed).run(
             diagram, self.monitor.remaining(), self.monitor.should_stop,
