@@ -56,6 +56,7 @@ TINY_TABLE = """age,colour,member,spend,buys
 """
 
 WARMUP_DEPTH = 2
+THREADED_DEPTH = 3   # the least depth at which every solver with `threads` uses them
 
 
 @dataclass
@@ -106,7 +107,7 @@ def warm_up(names: list[str] | None = None,
             names_of = {p.name for p in solver.params}
             params = {"depth": WARMUP_DEPTH} if "depth" in names_of else {}
             if "threads" in names_of:   # the kernels threads use, whatever the cores
-                params["threads"] = 2
+                params.update(threads=2, depth=THREADED_DEPTH)
             for binarize in _variants(name):
                 train(tiny_dataset(binarize, solver.consistent_only), name, params,
                       monitor=Monitor(None))

@@ -168,7 +168,8 @@ def test_a_full_cache_is_emptied_within_the_memory_budget(monkeypatch):
 def test_merging_copies_the_missing_entries_and_stops_at_the_budget():
     """`cache_merge` copies another cache's entries this one lacks (literals, value,
     inline tree), leaves the ones it has, grows within the budget and says where it
-    stopped when it may not grow further."""
+    stopped when it may not grow further or the run was stopped."""
+    from engine.solvers import kernel_support as ks
     from engine.solvers.blossom.cache import (
         CACHE_INIT,
         M_COUNT,
@@ -198,7 +199,9 @@ def test_merging_copies_the_missing_entries_and_stops_at_the_budget():
         put(theirs, [2 * i, 2 * i + 5], float(i))
     count = int(theirs[-1][M_COUNT])
     assert count == CACHE_INIT + 11
-    *arrays, stop = cache_merge(*mine, *theirs[:4], 0, count, 10**9)
+    control = np.zeros(ks.CONTROL_SIZE)
+    control[ks.C_DEADLINE] = np.inf
+    *arrays, stop = cache_merge(*mine, *theirs[:4], 0, count, 10**9, control)
     merged = (*arrays, mine[-1])
     assert stop == count and merged[-1][M_COUNT] == count
     _, _, vals, trees, _, _ = merged
@@ -209,8 +212,14 @@ def test_merging_copies_the_missing_entries_and_stops_at_the_budget():
     assert theirs[-1][M_COUNT] == count and theirs[2][find(theirs, [3, 8])] == 7.0  # read only
     # a budget that does not allow doubling: it stops when full
     small = empty(4)
-    *_, stop = cache_merge(*small, *theirs[:4], 0, count, cache_bytes(CACHE_INIT, 2))
+    *_, stop = cache_merge(*small, *theirs[:4], 0, count, cache_bytes(CACHE_INIT, 2),
+                           control)
     assert stop == CACHE_INIT and small[-1][M_COUNT] == CACHE_INIT
+    # a stopped run copies nothing more
+    control[ks.C_STOP] = ks.STOP_CANCEL
+    stopped = empty(4)
+    *_, stop = cache_merge(*stopped, *theirs[:4], 5, count, 10**9, control)
+    assert stop == 5 and stopped[-1][M_COUNT] == 0
 
 
 # ------------------------------------------------------------------ pystreed

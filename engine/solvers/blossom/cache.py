@@ -30,11 +30,14 @@ places as entries, so at most half full); the hash of a set of literals is the
 import numpy as np
 from numba import njit
 
+from engine.solvers import kernel_support as ks
+
 M_COUNT, M_LOOKUPS, M_HITS, M_STORES, M_CLEARS, M_PEAK, M_SIMILAR = 0, 1, 2, 3, 4, 5, 6
 N_META = 7
 TREE = 3          # inline subtree: root feature, left child's feature, right child's
 CACHE_INIT = 1024      # entries of a new cache (doubles while the budget allows)
 CACHE_MAX = 1 << 26    # most entries (then it is emptied and refilled)
+MERGE_POLL = 4096      # entries copied between two polls of the control array
 
 
 def entry_bytes(n_lits: int) -> int:
@@ -171,12 +174,15 @@ def cache_clear(table, meta):
 
 @njit(cache=True, nogil=True)
 def cache_merge(hashes, lits, vals, trees, table, meta, o_hashes, o_lits, o_vals, o_trees,
-                start, stop, memory_budget):
+                start, stop, memory_budget, control):
     """Copy entries start..stop-1 of another cache (o_*) that this one lacks, growing
     it while it stays within memory_budget bytes.  Returns this cache's arrays and the
-    first entry not copied (stop, or where the cache became full)."""
+    first entry not copied (stop, or where the cache became full or the run was
+    stopped: `control` is polled every MERGE_POLL entries)."""
     n = lits.shape[1]
     for e in range(start, stop):
+        if (e - start) % MERGE_POLL == 0 and ks.should_stop(control):
+            return hashes, lits, vals, trees, table, e
         h = o_hashes[e]
         if cache_find(hashes, lits, table, h, o_lits[e], n) >= 0:
             continue

@@ -55,12 +55,18 @@ class Workspace:
     its start again).  The winner's final search takes a workspace without a board:
     its tree must not depend on what the threads happened to share."""
 
-    def __init__(self, new_cache, board: dict | None = None, budget: int = 0):
+    def __init__(self, new_cache, board: dict | None = None, budget: int = 0,
+                 control: np.ndarray | None = None):
         self.cache = new_cache()
         self.board = board     # workspace -> its last published cache
         self.budget = budget   # bytes the cache may grow to by copying
+        self.control = control  # the Monitor's: a copy stops with the run
         self.taken: dict[Workspace, tuple[int, int]] = {}   # -> (clears, entries seen)
         self.copied = 0
+        if board is not None:
+            # an empty copy loads (or compiles) the merge before any task, so every
+            # threaded run needs it, and a warm-up's threaded run builds it
+            cache_merge(*self.cache, *self.cache[:4], 0, 0, 0, control)
 
     def take(self) -> None:
         """Copy in what the other threads' caches gained since the last look."""
@@ -78,7 +84,7 @@ class Workspace:
             meta = self.cache[-1]
             before = int(meta[M_COUNT])
             *arrays, stop = cache_merge(*self.cache, hashes, lits, vals, trees, start,
-                                        entries, self.budget)
+                                        entries, self.budget, self.control)
             self.cache = (*arrays, meta)
             self.copied += int(meta[M_COUNT]) - before
             self.taken[other] = (clears, stop)
@@ -115,7 +121,7 @@ def search(args: tuple, threads: int, start_bound: float, eps: float, monitor, n
     budget = args[-1] // 2
 
     def workspace():
-        workspaces.append(Workspace(new_cache, board, budget))
+        workspaces.append(Workspace(new_cache, board, budget, monitor.control))
         return workspaces[-1]
 
     outcome = root_tasks.run(
