@@ -78,6 +78,25 @@ def random_binary_case(seed):
     return X, y, random_weights(rng, n), K
 
 
+def structured_binary_case(rng, trial):
+    """Binary rows whose class follows (x0 and x1) or (x2 xor x3) with 25% noise, so
+    that branches of depth D-2 recur in several orders (blossom's cache): depth 3-5 by
+    trial, sized for the exhaustive search; every fourth trial has fractional weights.
+    Returns (X, y, w, K, depth)."""
+    depth = 3 + trial % 3
+    n = int(rng.integers(20, 70 if depth < 5 else 45))
+    F = int(rng.integers(4, 8 if depth < 5 else 6))
+    K = int(rng.integers(2, 4))
+    X = (rng.random((n, F)) < rng.uniform(0.3, 0.7)).astype(np.uint8)
+    y = ((X[:, 0] & X[:, 1]) | (X[:, 2] ^ X[:, 3])).astype(np.int64) % K
+    noisy = rng.random(n) < 0.25
+    y[noisy] = rng.integers(0, K, noisy.sum())
+    w = rng.integers(1, 4, n).astype(float)
+    if trial % 4 == 3:
+        w = w * rng.uniform(0.3, 1.7, n)
+    return X, y, w, K, depth
+
+
 # ------------------------------------------------------------------ reference optima
 def thresholds(values):
     """Mid-points between consecutive distinct values."""

@@ -15,6 +15,7 @@ from optimal_trees import (
     random_binary_case,
     shared_dataset,
     stopped_by_time_limit,
+    structured_binary_case,
 )
 
 from engine.data.csv_reader import read_table
@@ -100,17 +101,7 @@ def test_cached_branches_give_the_exhaustive_optimum():
     rng = np.random.default_rng(20)
     hits = 0
     for trial in range(36):
-        depth = 3 + trial % 3
-        n = int(rng.integers(20, 70 if depth < 5 else 45))
-        F = int(rng.integers(4, 8 if depth < 5 else 6))
-        K = int(rng.integers(2, 4))
-        X = (rng.random((n, F)) < rng.uniform(0.3, 0.7)).astype(np.uint8)
-        y = ((X[:, 0] & X[:, 1]) | (X[:, 2] ^ X[:, 3])).astype(np.int64) % K
-        noisy = rng.random(n) < 0.25
-        y[noisy] = rng.integers(0, K, noisy.sum())
-        w = rng.integers(1, 4, n).astype(float)
-        if trial % 4 == 3:
-            w = w * rng.uniform(0.3, 1.7, n)
+        X, y, w, K, depth = structured_binary_case(rng, trial)
         expected = exhaustive(X, y, w, K, depth)
         data = dataset_from_arrays(X, y, w, K)
         for params in ({}, {"cache": False}, {"preprocess": False},

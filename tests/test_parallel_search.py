@@ -15,6 +15,7 @@ from optimal_trees import (
     random_weights,
     shared_dataset,
     stopped_by_time_limit,
+    structured_binary_case,
 )
 
 from engine.solvers import root_tasks, threads
@@ -101,17 +102,7 @@ def test_blossom_threads_share_solved_branches_and_keep_the_optimum():
     rng = np.random.default_rng(21)
     shared = 0
     for trial in range(24):
-        depth = 3 + trial % 3
-        n = int(rng.integers(20, 60 if depth < 5 else 40))
-        F = int(rng.integers(4, 8 if depth < 5 else 6))
-        K = int(rng.integers(2, 4))
-        X = (rng.random((n, F)) < rng.uniform(0.3, 0.7)).astype(np.uint8)
-        y = ((X[:, 0] & X[:, 1]) | (X[:, 2] ^ X[:, 3])).astype(np.int64) % K
-        noisy = rng.random(n) < 0.25
-        y[noisy] = rng.integers(0, K, noisy.sum())
-        w = rng.integers(1, 4, n).astype(float)
-        if trial % 4 == 3:
-            w = w * rng.uniform(0.3, 1.7, n)
+        X, y, w, K, depth = structured_binary_case(rng, trial)
         expected = exhaustive(X, y, w, K, depth)
         one = _fit(X, y, w, K, depth, 1, "blossom")
         two = _fit(X, y, w, K, depth, 2, "blossom")
