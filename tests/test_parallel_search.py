@@ -95,7 +95,23 @@ def test_depth_four_with_the_cache_on_threads():
         assert result.train_error == exhaustive(X, y, w, K, 4), trial
 
 
-def test_blossom_threads_share_solved_branches_and_keep_the_optimum():
+def _interleave_tasks(monkeypatch, pause=0.02):
+    """Make every task wait `pause` seconds before it starts, so that both threads take
+    tasks in turn and each one's next task starts after the other has published (with
+    tasks of microseconds one thread may otherwise take them all)."""
+    run = root_tasks.run
+
+    def interleaved_run(n_tasks, threads, call, *rest, **options):
+        def paused_call(task, shared, margin, goal, *args):
+            if goal == -np.inf:
+                time.sleep(pause)
+            return call(task, shared, margin, goal, *args)
+        return run(n_tasks, threads, paused_call, *rest, **options)
+
+    monkeypatch.setattr(root_tasks, "run", interleaved_run)
+
+
+def test_blossom_threads_share_solved_branches_and_keep_the_optimum(monkeypatch):
     """Between tasks each thread copies in the branches the others solved: the optimum
     stays the exhaustive search's (integer and fractional weights, depths 3-5), the
     tree is one thread's, and copies happen."""
@@ -105,7 +121,9 @@ def test_blossom_threads_share_solved_branches_and_keep_the_optimum():
         X, y, w, K, depth = structured_binary_case(rng, trial)
         expected = exhaustive(X, y, w, K, depth)
         one = _fit(X, y, w, K, depth, 1, "blossom")
-        two = _fit(X, y, w, K, depth, 2, "blossom")
+        with monkeypatch.context() as patch:
+            _interleave_tasks(patch)
+            two = _fit(X, y, w, K, depth, 2, "blossom")
         where = (trial, depth)
         assert two.optimal and two.stats["threads"] == 2, where
         assert two.train_error == pytest.approx(expected, abs=1e-9), where
@@ -123,6 +141,7 @@ def test_blossom_threads_share_while_their_caches_are_emptied(monkeypatch):
     data = shared_dataset("cp4im/tic-tac-toe.txt", target="first")
     roomy = train(data, "blossom", {"depth": 4, "threads": 2})
     monkeypatch.setattr(adapter, "MEMORY_BUDGET", 240_000)
+    _interleave_tasks(monkeypatch)
     tight = train(data, "blossom", {"depth": 4, "threads": 2})
     assert roomy.optimal and tight.optimal and tight.stats["threads"] == 2
     assert tight.train_error == roomy.train_error
