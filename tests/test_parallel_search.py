@@ -207,7 +207,7 @@ def test_an_idle_thread_searches_the_winner_again_while_the_last_task_runs(
     finals = []
     slow_running = threading.Event()
 
-    def call(task, shared, margin, goal, workspace, sink):
+    def call(task, shared, margin, goal, workspace, sink, piece):
         if goal == -np.inf:
             if task == slow:
                 slow_running.set()
@@ -226,6 +226,33 @@ def test_an_idle_thread_searches_the_winner_again_while_the_last_task_runs(
     assert outcome.final == (errors[winner], "final", winner)
     assert [(t, g) for t, g, _ in finals] == searched
     assert finals[0][2]     # the first one while the slow task was still running
+
+
+@pytest.mark.parametrize("reaching, slow_piece", [
+    ({1, 2}, None), ({1, 2}, 0), ({0, 2}, 2), ({2}, 1)])
+def test_the_first_piece_reaching_the_optimum_gives_the_tree(reaching, slow_piece):
+    """A final search in pieces: whichever thread ends which piece first, the answer
+    is the first piece (in order) that reaches the optimum, and every piece before it
+    was searched to its end."""
+    from engine.solvers import kernel_support as ks
+    from engine.solvers.monitor import Monitor
+    errors = [4, 3, 5]
+    searched = []
+
+    def call(task, shared, margin, goal, workspace, sink, piece):
+        if goal == -np.inf:
+            return errors[task], "task"
+        s, _ = piece
+        time.sleep(0.2 if s == slow_piece else 0.01)
+        searched.append(s)
+        return (goal if s in reaching else np.inf), "final", s
+
+    outcome = root_tasks.run(
+        len(errors), 2, call, lambda: None, lambda out: out[0], lambda out: True, np.inf,
+        0.0, Monitor(), lambda: ks.IncumbentSink(3, 2), None, pieces=4)
+    first = min(reaching)
+    assert outcome.winner == 1 and outcome.final == (3, "final", first)
+    assert set(range(first + 1)) <= set(searched)
 
 
 @pytest.mark.parametrize("algorithm, case, depth", [

@@ -28,11 +28,15 @@ finds it, whatever the timing, and the optimum E and that task are the same for 
 number of threads.  It is searched once more, alone, with a fresh workspace, the key
 E + tie and `goal` E (its root stops at its first tree of error E: no proof is
 needed any more, so this costs a fraction of the task): that search does not depend
-on timing either, so the tree is always the same.  A thread that finds no task left
-runs that final search at once for the best (error, task) pair finished so far,
-while the others end their last tasks; it is kept when the pair is still the best
-at the end (the usual case: the last tasks rarely win), else the thread ending
-last, or the caller, searches the new pair.
+on timing either, so the tree is always the same.  With `pieces` > 1 (contree) the
+winner's candidates are cut into that many pieces, each searched alone that way, and
+the answer is the tree of the first piece in order that reaches E (one does: the
+winner's tree lies in one): still independent of timing, and the pieces run on all
+threads.  Threads that find no task left search the pieces of the best (error, task)
+pair finished so far while the others end their last tasks, and wait for a new best
+pair while any task runs; a piece is kept when its pair is still the best at the
+end (the usual case: the last tasks rarely win), and the caller searches any piece
+still missing.
 
 Stop and time limit: every call polls the Monitor's control array and a thread takes
 no new task once the run is stopped, so all threads end within one poll; a run
@@ -69,12 +73,13 @@ class Outcome:
 def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any],
         error: Callable[[Any], float], complete: Callable[[Any], bool], start_bound: float,
         eps: float, monitor, new_sink: Callable[[], ks.IncumbentSink], make_tree: Callable,
-        final_search: bool = True, fresh_workspace: Callable[[], Any] | None = None
-        ) -> Outcome:
+        final_search: bool = True, fresh_workspace: Callable[[], Any] | None = None,
+        pieces: int = 1) -> Outcome:
     """Search tasks 0..n_tasks-1 on `threads` threads (see the module docstring).
 
-    `call(task, shared, margin, goal, workspace, sink)` runs one task's kernel and
-    returns its output; `error`/`complete` read the output.  `start_bound`: the
+    `call(task, shared, margin, goal, workspace, sink, (piece, pieces))` runs one
+    task's kernel (a task is one piece of one; a final search one of `pieces` equal
+    pieces of the winner's candidates) and returns its output; `error`/`complete` read the output.  `start_bound`: the
     error of a tree known beforehand, or inf.  `new_sink()`: a sink for one thread's
     calls (the kernels size their output buffers from it).  `final_search`: search
     the winner again; False when answers within a gap may differ anyway (then the
@@ -91,33 +96,44 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
         # within the gap of the optimum
         return tie * (task + 1) / (n_tasks + 1) if final_search else 0.0
 
-    lock = threading.Lock()
+    cond = threading.Condition()   # guards the queue and the tables below
     results: dict[int, Any] = {}
-    finals: dict[tuple[int, float], Any] = {}   # (winner, best) -> its final search
+    # (winner, best) -> {piece: its final search, None while being searched}
+    finals: dict[tuple[int, float], dict[int, Any]] = {}
     fresh = fresh_workspace or workspace
 
     def worker(sink):
         own = workspace()
         while not monitor.should_stop():
-            with lock:
+            with cond:
                 task = next(taken, None)
             if task is None:
                 break
-            out = call(task, shared, margin(task), -np.inf, own, sink)
-            with lock:
+            out = call(task, shared, margin(task), -np.inf, own, sink, (0, 1))
+            with cond:
                 results[task] = out
-        del own   # the final search below takes a fresh one in its place
+                cond.notify_all()
+        del own   # the final searches below take fresh ones in its place
         while final_search and not monitor.should_stop():
-            with lock:
+            with cond:
                 pair = _leader(results, error, eps)
-                if pair is None or pair in finals:
-                    return
-                finals[pair] = None     # this thread searches it
-            finals[pair] = final(pair, fresh(), sink)
+                piece = None if pair is None else _next_piece(
+                    finals.setdefault(pair, {}), pieces, pair[1], error, eps)
+                if piece is None:
+                    if len(results) == n_tasks:
+                        return          # every task ended: the leader is final
+                    cond.wait(0.05)     # a task still running may change the leader
+                    continue
+                finals[pair][piece] = None
+            out = final(pair, piece, fresh(), sink)
+            with cond:
+                finals[pair][piece] = out
+                cond.notify_all()
 
-    def final(pair, space, sink):
+    def final(pair, piece, space, sink):
         winner, best = pair
-        return call(winner, np.array([best + tie]), margin(winner), best, space, sink)
+        return call(winner, np.array([best + tie]), margin(winner), best, space, sink,
+                    (piece, pieces))
 
     sinks = [new_sink() for _ in range(max(1, min(threads, n_tasks)))]
     monitor.run_threads([lambda s=s: worker(s) for s in sinks], sinks, make_tree)
@@ -128,12 +144,29 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
     best, winner = (np.inf, None) if pair is None else (pair[1], pair[0])
     result = None
     if pair is not None and completed and final_search:
-        again = finals.get(pair)
-        if again is None:
-            again = monitor.run_kernel(final, (pair, fresh(), new_sink()))
-        if complete(again) and abs(error(again) - best) <= eps:
-            result = again
+        done = finals.get(pair, {})
+        for piece in range(pieces):
+            again = done.get(piece)
+            if again is None:
+                again = monitor.run_kernel(final, (pair, piece, fresh(), new_sink()))
+            if not complete(again):
+                break
+            if abs(error(again) - best) <= eps:
+                result = again
+                break
     return Outcome(results, best, winner, result, completed)
+
+
+def _next_piece(done: dict[int, Any], pieces: int, best: float,
+                error: Callable[[Any], float], eps: float) -> int | None:
+    """The first piece of a final search nobody took yet, unless a piece before it
+    already reached `best` (the answer is then that piece's tree)."""
+    for piece in range(pieces):
+        if piece not in done:
+            return piece
+        if done[piece] is not None and error(done[piece]) <= best + eps:
+            return None
+    return None
 
 
 def _leader(results: dict[int, Any], error: Callable[[Any], float], eps: float

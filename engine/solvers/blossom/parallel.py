@@ -104,7 +104,8 @@ def search(args: tuple, threads: int, start_bound: float, eps: float, monitor, n
     `start_bound`: the kernel's error of a tree known beforehand, or inf;
     `new_cache()`: an empty cache (`cache.empty`)."""
 
-    def call(task, shared, margin, goal, workspace, sink):
+    def call(task, shared, margin, goal, workspace, sink, piece=(0, 1)):
+        # one piece only: a task's candidates are one root feature
         workspace.take()
         out = blossom_search(*args, task, shared, margin, goal, monitor.control,
                              *sink.buffers(), workspace.cache)

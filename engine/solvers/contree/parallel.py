@@ -27,6 +27,9 @@ OUT_ERROR, OUT_LOWER, OUT_COMPLETED, OUT_STATS, OUT_CACHE = 5, 6, 7, 8, 9
 # Least tasks per thread, and most parts per feature.
 TASKS_PER_THREAD = 4
 MAX_PARTS = 8
+# Pieces per thread of the winner's final search (see `root_tasks`): finding a tree of
+# the optimal error can cost nearly as much as the task itself.
+FINAL_PIECES_PER_THREAD = 2
 
 
 def search(problem, G: float, IDX, RK, z1, z2, cap: int, entries: int, pool_nodes: int,
@@ -41,11 +44,14 @@ def search(problem, G: float, IDX, RK, z1, z2, cap: int, entries: int, pool_node
     parts = min(MAX_PARTS, -(-TASKS_PER_THREAD * threads // max(splitting, 1)))
     tasks = [(int(f), part) for f in order[:splitting] for part in range(parts)]
 
-    def call(task, shared, margin, goal, lists, sink):
+    def call(task, shared, margin, goal, lists, sink, piece=(0, 1)):
+        # piece s of S of part p of P: part p * S + s of P * S (the same split points)
         feature, part = tasks[task]
+        s, S = piece
         return contree_search(X, y, w, K, D, G, problem.eps, *lists, z1, z2, cap, entries,
-                              pool_nodes, interval, feature, part, parts, order, shared,
-                              margin, goal, monitor.control, *sink.buffers())
+                              pool_nodes, interval, feature, part * S + s, parts * S,
+                              order, shared, margin, goal, monitor.control,
+                              *sink.buffers())
 
     def workspace():
         # the root's sorted lists are read only; the lower levels are written
@@ -55,7 +61,8 @@ def search(problem, G: float, IDX, RK, z1, z2, cap: int, entries: int, pool_node
     outcome = root_tasks.run(
         len(tasks), threads, call, workspace, lambda out: out[OUT_ERROR],
         lambda out: out[OUT_COMPLETED], min(leaf, start_bound), problem.eps, monitor,
-        lambda: ks.IncumbentSink(cap, K), make_tree, final_search=G == 0)
+        lambda: ks.IncumbentSink(cap, K), make_tree, final_search=G == 0,
+        pieces=FINAL_PIECES_PER_THREAD * threads)
     results = outcome.results
     best = min(outcome.best, leaf)
     if outcome.winner is None or best >= leaf - problem.eps:
