@@ -255,6 +255,33 @@ def test_the_first_piece_reaching_the_optimum_gives_the_tree(reaching, slow_piec
     assert set(range(first + 1)) <= set(searched)
 
 
+def test_a_failing_task_ends_the_search_instead_of_leaving_threads_waiting():
+    """An exception in one thread's task is raised to the caller; the thread waiting
+    for a new best pair does not wait for that task forever."""
+    from engine.solvers import kernel_support as ks
+    from engine.solvers.monitor import Monitor
+
+    def call(task, shared, margin, goal, workspace, sink, piece):
+        if goal == -np.inf and task == 2:
+            time.sleep(0.2)
+            raise ValueError("kernel failed")
+        return (3.0 if goal == -np.inf else goal), task
+
+    raised = []
+
+    def search():
+        try:
+            root_tasks.run(3, 2, call, lambda: None, lambda out: out[0], lambda out: True,
+                           np.inf, 0.0, Monitor(), lambda: ks.IncumbentSink(3, 2), None)
+        except ValueError as exc:
+            raised.append(exc)
+
+    runner = threading.Thread(target=search, daemon=True)
+    runner.start()
+    runner.join(10)
+    assert not runner.is_alive() and raised
+
+
 @pytest.mark.parametrize("algorithm, case, depth", [
     ("contree", _case, 2), ("blossom", _binary_case, 3)])
 def test_an_earlier_task_keeps_its_tie_when_a_later_one_finishes_first(

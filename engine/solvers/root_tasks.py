@@ -102,17 +102,25 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
     finals: dict[tuple[int, float], dict[int, Any]] = {}
     fresh = fresh_workspace or workspace
 
+    running = [0]   # tasks being searched
+
     def worker(sink):
         own = workspace()
         while not monitor.should_stop():
             with cond:
                 task = next(taken, None)
+                running[0] += task is not None
             if task is None:
                 break
-            out = call(task, shared, margin(task), -np.inf, own, sink, (0, 1))
-            with cond:
-                results[task] = out
-                cond.notify_all()
+            out = None
+            try:
+                out = call(task, shared, margin(task), -np.inf, own, sink, (0, 1))
+            finally:   # (an exception ends this thread, not the others' waits)
+                with cond:
+                    running[0] -= 1
+                    if out is not None:
+                        results[task] = out
+                    cond.notify_all()
         del own   # the final searches below take fresh ones in its place
         while final_search and not monitor.should_stop():
             with cond:
@@ -120,8 +128,8 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
                 piece = None if pair is None else _next_piece(
                     finals.setdefault(pair, {}), pieces, pair[1], error, eps)
                 if piece is None:
-                    if len(results) == n_tasks:
-                        return          # every task ended: the leader is final
+                    if running[0] == 0:
+                        return          # no task runs: the leader is final
                     cond.wait(0.05)     # a task still running may change the leader
                     continue
                 finals[pair][piece] = None
