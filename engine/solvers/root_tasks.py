@@ -66,7 +66,8 @@ class Outcome:
     results: dict[int, Any]   # task -> the kernel's output, for every task searched
     best: float               # least error of any task (inf: none searched)
     winner: int | None        # the first task reaching it
-    final: Any                # the winner searched again alone (None: not done)
+    final: Any                # the first piece of the winner's final search reaching
+                              # best (None: not done)
     completed: bool           # every task searched to its end, no stop
 
 
@@ -79,9 +80,10 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
 
     `call(task, shared, margin, goal, workspace, sink, (piece, pieces))` runs one
     task's kernel (a task is one piece of one; a final search one of `pieces` equal
-    pieces of the winner's candidates) and returns its output; `error`/`complete` read the output.  `start_bound`: the
-    error of a tree known beforehand, or inf.  `new_sink()`: a sink for one thread's
-    calls (the kernels size their output buffers from it).  `final_search`: search
+    pieces of the winner's candidates) and returns its output; `error`/`complete`
+    read the output.  `start_bound`: the error of a tree known beforehand, or inf.
+    `new_sink()`: a sink for one thread's calls (the kernels size their output
+    buffers from it).  `final_search`: search
     the winner again; False when answers within a gap may differ anyway (then the
     key is the best error itself, every margin 0, so every bound stays within the
     gap of the optimum).  `fresh_workspace()`: the final search's (default
