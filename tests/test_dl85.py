@@ -25,11 +25,21 @@ from optimal_trees import (
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions, merge_duplicates, prepare
 from engine.solvers import get_solver
+from engine.solvers import kernel_support as ks
 from engine.solvers.dl85 import adapter as dl85_module
 from engine.solvers.dl85.cache import (
+    ENTRY_BYTES,
+    FLAG_EXACT,
+    FLAG_FOUND,
+    I_FLAGS,
     LEAF,
+    M_CLOCK,
     M_COUNT,
+    V_ERR,
+    V_LB,
+    cache_absorb,
     cache_evict,
+    cache_export,
     cache_find,
     cache_new,
     cache_store,
@@ -267,11 +277,13 @@ def test_the_kernel_releases_the_gil(splice):
 
 
 def test_without_anytime_trees_only_complete_root_trees_are_published(splice):
-    """dl85 then publishes the root leaf and, within 0.5 s on splice at depth 6, no
-    complete tree at the root but the stop-now tree at the end; cadl85 publishes the
-    root's improvements of each restart."""
-    result = without_warm_start(splice, "dl85", {"depth": 6, "anytime_trees": False}, 0.5)
-    live = without_warm_start(splice, "dl85", {"depth": 6}, 0.5)
+    """dl85 on one thread then publishes the root leaf and, within 0.5 s on splice at
+    depth 6, no complete tree at the root but the stop-now tree at the end; cadl85
+    publishes the root's improvements of each restart.  (On threads each task's
+    complete trees count, and the Monitor shows those better than all before.)"""
+    one = {"depth": 6, "threads": 1}
+    result = without_warm_start(splice, "dl85", {**one, "anytime_trees": False}, 0.5)
+    live = without_warm_start(splice, "dl85", one, 0.5)
     assert len(live.incumbents) > 2
     assert result.incumbents[0][1] == live.incumbents[0][1]     # the root leaf
     assert len(result.incumbents) == 2 and result.incumbents[1][0] >= 0.45
@@ -299,6 +311,9 @@ def test_a_small_cache_evicts_and_still_proves_the_optimum():
     assert roomy.optimal and roomy.stats["evicted_entries"] == 0
     assert small.optimal and small.stats["evicted_entries"] > 0
     assert small.train_error == roomy.train_error == 313
+    two = train(data, "dl85", {"depth": 5, "cache_mb": 16, "threads": 2}, time_limit=60)
+    assert two.optimal and two.train_error == 313 and two.stats["threads"] == 2
+    assert two.stats["evicted_entries"] > 0 and two.stats["bounds_shared"] > 0
     ca = train(data, "cadl85", {"depth": 5, "cache_mb": 16, "rule": "topk_star",
                                 "relax": "exponential"}, time_limit=60)
     assert ca.optimal and ca.train_error == 313
@@ -319,6 +334,62 @@ def test_cache_table_stores_finds_and_evicts_least_recently_used():
     for j in range(40):
         e = cache_find(keys, slots, Z[2 * j, 0], Z[2 * j, 1])
         assert (e >= 0) == (j >= 20) and (e < 0 or vals[e, 0] == j)
+
+
+def test_threads_pass_each_other_the_bounds_of_exact_entries_only():
+    """Export: the exact entries stored since a clock, an optimum as its error, a
+    failed search as its bound.  Absorb: new keys become tree-less bound entries
+    (never exported again), a known branch without a tree keeps the larger bound,
+    one with its optimal tree is left alone; room and Stop end it early."""
+    Z = zobrist_table(8)
+    R, RC, rfree, rmeta = records_new(16)
+    stack = np.zeros(16, dtype=np.int64)
+    mine = cache_new(16)
+
+    def store(table, j, err, lb, flags):
+        cache_store(*table, Z[j, 0], Z[j, 1], err, lb, np.inf, 0.0, LEAF if flags &
+                    FLAG_FOUND else -1, flags, 1, R, RC, rfree, rmeta, stack)
+
+    store(mine, 0, 4.0, 4.0, FLAG_EXACT + FLAG_FOUND)   # solved: optimum 4
+    store(mine, 1, np.inf, 6.0, FLAG_EXACT)              # nothing below 6
+    store(mine, 2, 3.0, 1.0, FLAG_FOUND)                 # inexact (CA rule): not given
+    since = int(mine[4][M_CLOCK])
+    store(mine, 3, 2.0, 2.0, FLAG_EXACT + FLAG_FOUND)
+    keys, bounds = cache_export(mine[0], mine[1], mine[2], mine[4], 0)
+    assert [int(k) for k in keys[:, 1]] == [int(Z[j, 1]) for j in (0, 1, 3)]
+    assert list(bounds) == [4.0, 6.0, 2.0]
+    later = cache_export(mine[0], mine[1], mine[2], mine[4], since)
+    assert list(later[1]) == [2.0]
+
+    theirs = cache_new(16)
+    store(theirs, 0, 5.0, 5.0, FLAG_EXACT + FLAG_FOUND)  # its own tree: kept as is
+    store(theirs, 1, np.inf, 2.0, FLAG_EXACT)            # a weaker bound: raised
+    control = np.zeros(ks.CONTROL_SIZE)
+    control[ks.C_DEADLINE] = np.inf
+    *table, reached, added = cache_absorb(*theirs, keys, bounds, 0, 1 << 20, control)
+    table = (*table, theirs[4])
+    assert reached == 3 and added == 1 and table[4][M_COUNT] == 3
+
+    def entry(j):
+        return cache_find(table[0], table[3], Z[j, 0], Z[j, 1])
+
+    assert table[1][entry(0), V_ERR] == 5.0 and table[1][entry(0), V_LB] == 5.0
+    assert table[1][entry(1), V_LB] == 6.0
+    new = entry(3)
+    assert table[1][new, V_LB] == 2.0 and table[1][new, V_ERR] == np.inf
+    assert table[2][new, I_FLAGS] == FLAG_EXACT
+    # its own entries (one with the bound it took), never the one it was given
+    assert list(cache_export(table[0], table[1], table[2], table[4], 0)[1]) == [5.0, 6.0]
+
+    many = np.array([[j, j] for j in range(1, 41)], dtype=np.uint64)
+    small = cache_new(16)
+    *_, reached, added = cache_absorb(*small, many, np.ones(40), 0, 16 * ENTRY_BYTES,
+                                      control)
+    assert reached == added == 15       # the table may not grow past its room
+    control[ks.C_STOP] = ks.STOP_CANCEL
+    *_, reached, added = cache_absorb(*cache_new(16), many, np.ones(40), 0, 1 << 20,
+                                      control)
+    assert reached == added == 0
 
 
 # ------------------------------------------------------------------ weights, data
@@ -407,7 +478,7 @@ def test_registered_with_their_parameters():
         assert "\n" not in solver.summary
     assert get_solver("dl85").resolve({"depth": "4", "ordering": "gini"}) == {
         "depth": 4, "min_support": 1, "ordering": "gini", "anytime_trees": True,
-        "cache_mb": 1024}
+        "cache_mb": 1024, "threads": 0}
     ca = get_solver("cadl85").resolve({"rule": "topk_star", "relax": "luby", "k": "3"})
     assert ca["rule"] == "topk_star" and ca["relax"] == "luby" and ca["k"] == 3
     assert ca["step"] == 1.0 and ca["factor"] == 2.0 and ca["max_discrepancy"] == 0

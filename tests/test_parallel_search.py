@@ -1,4 +1,4 @@
-"""Searches on several threads (issue 20), `contree` and `blossom`: the same optimum as
+"""Searches on several threads (issue 20), `contree`, `blossom` and `dl85`: the same optimum as
 one thread and as the exhaustive search, the same tree whatever the number of
 threads and their timing, stops as prompt as one thread's, memory counted across
 threads, and sweeps' workers taking their share of the cores."""
@@ -56,7 +56,8 @@ def _binary_case(seed):
 
 
 @pytest.mark.parametrize("algorithm, case, depths", [
-    ("contree", _case, (2, 3)), ("blossom", _binary_case, (3, 4))])
+    ("contree", _case, (2, 3)), ("blossom", _binary_case, (3, 4)),
+    ("dl85", _binary_case, (3, 4))])
 def test_every_thread_count_finds_the_exhaustive_optimum_and_the_same_tree(
         algorithm, case, depths):
     checked = 0
@@ -134,6 +135,30 @@ def test_blossom_threads_share_solved_branches_and_keep_the_optimum(monkeypatch)
     assert shared > 0
 
 
+def test_dl85_threads_share_bounds_and_keep_the_optimum_and_one_threads_tree(monkeypatch):
+    """Between tasks each thread adds the bounds the others proved: the optimum stays
+    the exhaustive search's (integer and fractional weights, depths 3-5), the tree is
+    one thread's (with integer weights the winning task's own tree, searched once),
+    and bounds are passed."""
+    rng = np.random.default_rng(22)
+    shared = 0
+    for trial in range(24):
+        X, y, w, K, depth = structured_binary_case(rng, trial)
+        expected = exhaustive(X, y, w, K, depth)
+        one = _fit(X, y, w, K, depth, 1, "dl85")
+        with monkeypatch.context() as patch:
+            _interleave_tasks(patch)
+            two = _fit(X, y, w, K, depth, 2, "dl85")
+        where = (trial, depth)
+        assert two.optimal and two.stats["threads"] == 2, where
+        assert two.train_error == pytest.approx(expected, abs=1e-9), where
+        assert two.tree.error(X, y, w) == two.train_error, where
+        assert _same_tree(one.tree, two.tree), where
+        assert one.stats["bounds_shared"] == 0, where
+        shared += two.stats["bounds_shared"]
+    assert shared > 0
+
+
 def test_blossom_threads_share_while_their_caches_are_emptied(monkeypatch):
     """A budget that makes full caches be emptied while the other thread copies from
     them: still the optimum."""
@@ -149,7 +174,8 @@ def test_blossom_threads_share_while_their_caches_are_emptied(monkeypatch):
 
 
 # (algorithm, shared data set, depth proven quickly, depth that keeps threads busy)
-REAL = [("contree", "contree/magic.txt", 2, 4), ("blossom", "cp4im/australian-credit.txt", 3, 6)]
+REAL = [("contree", "contree/magic.txt", 2, 4), ("blossom", "cp4im/australian-credit.txt", 3, 6),
+        ("dl85", "cp4im/australian-credit.txt", 4, 6)]
 
 
 @pytest.mark.parametrize("algorithm, path, quick, _", REAL)
@@ -283,7 +309,7 @@ def test_a_failing_task_ends_the_search_instead_of_leaving_threads_waiting():
 
 
 @pytest.mark.parametrize("algorithm, case, depth", [
-    ("contree", _case, 2), ("blossom", _binary_case, 3)])
+    ("contree", _case, 2), ("blossom", _binary_case, 3), ("dl85", _binary_case, 3)])
 def test_an_earlier_task_keeps_its_tie_when_a_later_one_finishes_first(
         monkeypatch, algorithm, case, depth):
     """Timing forced the worst way: the first task waits until the second has finished

@@ -36,7 +36,10 @@ threads.  Threads that find no task left search the pieces of the best (error, t
 pair finished so far while the others end their last tasks, and wait for a new best
 pair while any task runs; a piece is kept when its pair is still the best at the
 end (the usual case: the last tasks rarely win), and the caller searches any piece
-still missing.
+still missing.  A solver whose task returns the first tree of its error in a fixed
+order whatever bound it was given (`dl85` with integer weights: every branch keeps
+its first tree of least error, exactly compared) needs no second search
+(`final=OWN`): the winner's own tree is already that one.
 
 Stop and time limit: every call polls the Monitor's control array and a thread takes
 no new task once the run is stopped, so all threads end within one poll; a run
@@ -54,6 +57,11 @@ import numpy as np
 
 from engine.solvers import kernel_support as ks
 
+# What becomes of the winning task (see the module docstring): searched again for its
+# first tree of the optimal error; its own tree kept (already that one); or nothing
+# (answers within a gap: every margin 0).
+SEARCH, OWN, NONE = "search", "own", "none"
+
 
 def tie_margin(eps: float, n_tasks: int) -> float:
     """What the shared bound keeps above a found error (see the module docstring):
@@ -67,14 +75,14 @@ class Outcome:
     best: float               # least error of any task (inf: none searched)
     winner: int | None        # the first task reaching it
     final: Any                # the first piece of the winner's final search reaching
-                              # best (None: not done)
+                              # best (None: not done, or not SEARCH)
     completed: bool           # every task searched to its end, no stop
 
 
 def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any],
         error: Callable[[Any], float], complete: Callable[[Any], bool], start_bound: float,
         eps: float, monitor, new_sink: Callable[[], ks.IncumbentSink], make_tree: Callable,
-        final_search: bool = True, fresh_workspace: Callable[[], Any] | None = None,
+        final: str = SEARCH, fresh_workspace: Callable[[], Any] | None = None,
         pieces: int = 1) -> Outcome:
     """Search tasks 0..n_tasks-1 on `threads` threads (see the module docstring).
 
@@ -83,10 +91,10 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
     pieces of the winner's candidates) and returns its output; `error`/`complete`
     read the output.  `start_bound`: the error of a tree known beforehand, or inf.
     `new_sink()`: a sink for one thread's calls (the kernels size their output
-    buffers from it).  `final_search`: search
-    the winner again; False when answers within a gap may differ anyway (then the
-    key is the best error itself, every margin 0, so every bound stays within the
-    gap of the optimum).  `fresh_workspace()`: the final search's (default
+    buffers from it).  `final`: SEARCH the winner
+    again, keep its OWN tree, or NONE when answers within a gap may differ anyway
+    (then the key is the best error itself, every margin 0, so every bound stays
+    within the gap of the optimum).  `fresh_workspace()`: the final search's (default
     `workspace()`); it must share nothing with the threads'.
     """
     tie = tie_margin(eps, n_tasks)
@@ -96,7 +104,7 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
     def margin(task):
         # within a gap the answer may differ anyway: plain errors keep every bound
         # within the gap of the optimum
-        return tie * (task + 1) / (n_tasks + 1) if final_search else 0.0
+        return tie * (task + 1) / (n_tasks + 1) if final != NONE else 0.0
 
     cond = threading.Condition()   # guards the queue and the tables below
     results: dict[int, Any] = {}
@@ -124,7 +132,7 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
                         results[task] = out
                     cond.notify_all()
         del own   # the final searches below take fresh ones in its place
-        while final_search and not monitor.should_stop():
+        while final == SEARCH and not monitor.should_stop():
             with cond:
                 pair = _leader(results, error, eps)
                 piece = None if pair is None else _next_piece(
@@ -135,12 +143,12 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
                     cond.wait(0.05)     # a task still running may change the leader
                     continue
                 finals[pair][piece] = None
-            out = final(pair, piece, fresh(), sink)
+            out = search_final(pair, piece, fresh(), sink)
             with cond:
                 finals[pair][piece] = out
                 cond.notify_all()
 
-    def final(pair, piece, space, sink):
+    def search_final(pair, piece, space, sink):
         winner, best = pair
         return call(winner, np.array([best + tie]), margin(winner), best, space, sink,
                     (piece, pieces))
@@ -153,12 +161,12 @@ def run(n_tasks: int, threads: int, call: Callable, workspace: Callable[[], Any]
     pair = _leader(results, error, eps)
     best, winner = (np.inf, None) if pair is None else (pair[1], pair[0])
     result = None
-    if pair is not None and completed and final_search:
+    if pair is not None and completed and final == SEARCH:
         done = finals.get(pair, {})
         for piece in range(pieces):
             again = done.get(piece)
             if again is None:
-                again = monitor.run_kernel(final, (pair, piece, fresh(), new_sink()))
+                again = monitor.run_kernel(search_final, (pair, piece, fresh(), new_sink()))
             if not complete(again):
                 break
             if abs(error(again) - best) <= eps:

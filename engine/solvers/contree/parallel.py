@@ -61,7 +61,8 @@ def search(problem, G: float, IDX, RK, z1, z2, cap: int, entries: int, pool_node
     outcome = root_tasks.run(
         len(tasks), threads, call, workspace, lambda out: out[OUT_ERROR],
         lambda out: out[OUT_COMPLETED], min(leaf, start_bound), problem.eps, monitor,
-        lambda: ks.IncumbentSink(cap, K), make_tree, final_search=G == 0,
+        lambda: ks.IncumbentSink(cap, K), make_tree,
+        final=root_tasks.SEARCH if G == 0 else root_tasks.NONE,
         pieces=FINAL_PIECES_PER_THREAD * threads)
     results = outcome.results
     best = min(outcome.best, leaf)

@@ -6,7 +6,8 @@ Algorithm 2: the same search restarted under a rule (purity, gain, discrepancy,
 top-k, top-k*; Table 1) relaxed after each restart (monotonic, exponential or
 Luby), reusing the cache, until the root is complete: run to the end it returns
 the optimal tree with `optimal: True`.  Both run in the numba kernel of
-`kernel` (with `cache`, `counts`, `rules`) through the Monitor.
+`kernel` (with `cache`, `counts`, `rules`) through the Monitor; `dl85` from depth 3
+on `threads` threads (`parallel`), with the memory cap shared out among them.
 
 Data preparation (`Problem`; exact, the tree is mapped back to `data`'s columns): the
 reduction of `binary_rows` (weight-0 rows ignored, redundant features dropped,
@@ -28,7 +29,8 @@ import numpy as np
 from engine.model.tree import Tree
 from engine.solvers import kernel_support as ks
 from engine.solvers.binary_rows import BinaryRows, bound_weights, exactness
-from engine.solvers.dl85.cache import zobrist_table
+from engine.solvers.dl85 import parallel
+from engine.solvers.dl85.cache import empty, zobrist_table
 from engine.solvers.dl85.counts import ORDERINGS
 from engine.solvers.dl85.kernel import (
     ST_BOUND,
@@ -57,6 +59,7 @@ from engine.solvers.dl85.rules import (
 )
 from engine.solvers.protocol import DEPTH, Param, Result, Solver
 from engine.solvers.registry import register
+from engine.solvers.threads import THREADS, resolve
 
 # Least seconds between two trees the kernel publishes (the Monitor drains every 20 ms).
 PUBLISH_INTERVAL = 0.002
@@ -153,26 +156,42 @@ class _DL85Base(Solver):
         depth = params["depth"]
         problem = Problem(data, params["min_support"], monitor.checkpoint)
         K = problem.n_classes
-        sink = ks.IncumbentSink(problem.max_nodes(depth), K)
+
+        def new_sink():
+            return ks.IncumbentSink(problem.max_nodes(depth), K)
 
         def make_tree(feature, threshold, left, right, value):
             return Tree.from_arrays(feature, threshold, left, right, value, data.prep)
 
-        budget = int(params["cache_mb"]) << 20
-        use_d2, lvl0, pair_bytes = problem.pair_plan(depth, budget)
         rule, relaxation, thr0, step, factor, rule_d2 = self.rule_settings(params)
-        (feature, threshold, left, right, value, error, optimal,
-         raw) = monitor.run_kernel(
-            dl85_search,
-            (problem.Xt, problem.indptr, problem.indices, problem.y, problem.w,
-             problem.lbw, problem.has_lbw, K, depth, problem.sup, problem.check_sup,
-             problem.eps, ORDERINGS[params["ordering"]], rule, relaxation, thr0, step,
-             factor, rule_d2, params["anytime_trees"], zobrist_table(problem.n_features),
-             use_d2, lvl0,
-             max(budget - pair_bytes, 1 << 20), PUBLISH_INTERVAL, problem.Xg, problem.Vg,
-             problem.fmap, problem.flip, problem.offset, problem.lower_bound,
-             monitor.control, *sink.buffers()),
-            sink, make_tree)
+        threads = (resolve(params["threads"]) if "threads" in params and depth >= 3
+                   and problem.n_features > 1 else 1)
+        budget = (int(params["cache_mb"]) << 20) // threads
+        use_d2, lvl0, pair_bytes = problem.pair_plan(depth, budget)
+        if threads > 1:
+            # a task's root has one feature: counting the root's pairs (once per task)
+            # costs more than counting both children's
+            lvl0 = max(lvl0, 1)
+        search_budget = max(budget - pair_bytes, 1 << 20)
+        args = (problem.Xt, problem.indptr, problem.indices, problem.y, problem.w,
+                problem.lbw, problem.has_lbw, K, depth, problem.sup, problem.check_sup,
+                problem.eps, ORDERINGS[params["ordering"]], rule, relaxation, thr0, step,
+                factor, rule_d2, params["anytime_trees"], zobrist_table(problem.n_features),
+                use_d2, lvl0, search_budget, PUBLISH_INTERVAL, problem.Xg, problem.Vg,
+                problem.fmap, problem.flip, problem.offset, problem.lower_bound)
+        absorbed = 0
+        if threads > 1:
+            (feature, threshold, left, right, value, error, optimal, raw,
+             absorbed) = parallel.search(
+                args, threads, search_budget, monitor.floor - problem.offset, problem.eps,
+                monitor, new_sink, make_tree)
+        else:
+            sink = new_sink()
+            (feature, threshold, left, right, value, error, optimal, raw,
+             _) = monitor.run_kernel(
+                dl85_search, (*args, -1, np.array([np.inf]), 0.0, -np.inf,
+                              monitor.control, *sink.buffers(), empty()),
+                sink, make_tree)
         tree = make_tree(feature, threshold, left, right, value)
         train_error = tree.error(data.X, data.y, data.w)
         optimal = bool(optimal)
@@ -192,7 +211,10 @@ class _DL85Base(Solver):
             "evicted_entries": int(raw[ST_EVICTED]),
             "peak_records": int(raw[ST_PEAK_RECORDS]),
             "trees_published": int(raw[ST_PUBLISHED]),
-            "first_tree_s": float(raw[ST_FIRST_T]),
+            "first_tree_s": float(raw[ST_FIRST_T]) if threads == 1 else (
+                monitor.incumbents[0][0] if monitor.incumbents else -1.0),
+            "bounds_shared": absorbed,
+            "threads": threads,
             "depth_two_step": use_d2,
             "pair_count_levels": depth - 1 - lvl0 if use_d2 else 0,
             "nodes": tree.n_nodes,
@@ -208,7 +230,7 @@ class DL85(_DL85Base):
     title = "DL8.5"
     summary = ("Optimal tree of bounded depth by depth-first search with a cache of "
                "solved branches (0/1 features).")
-    params = (DEPTH, MIN_SUPPORT, ORDERING, ANYTIME_TREES, CACHE_MB)
+    params = (DEPTH, MIN_SUPPORT, ORDERING, ANYTIME_TREES, CACHE_MB, THREADS)
 
 
 @register

@@ -13,13 +13,21 @@ most half full) that hold indices into dense entry arrays:
 
     keys[e]  = (hi, lo)
     vals[e]  = (error, lower bound, upper bound used, rule budget)
-    ints[e]  = (record, flags, iteration, last use)
+    ints[e]  = (record, flags, iteration, last use, last store)
 
 `error` is the least error of a tree found for the branch (inf: none below the upper
 bound used), `record` that tree, `flags` EXACT (the search below the branch was
 complete: the error is optimal, or no tree beats the upper bound used, whence the
 lower bound) and FOUND.  Iteration and budget say under which relaxation of a CA
 rule an inexact entry was computed (see `kernel`).
+
+Threads (`parallel`) keep one cache each and pass each other lower bounds only: a
+thread exports the (key, bound) of the exact entries it stored since its last export
+(`cache_export`: the optimal error of a solved branch, or the bound below which it
+has no tree) and another adds them to its own (`cache_absorb`) as entries that hold
+a bound and no tree.  A branch whose optimum another thread found is then either
+pruned by that bound or searched only up to its first tree of that error (no proof
+left), and its tree is the same: the first, in the search order, of that error.
 
 Memory
 ------
@@ -40,6 +48,7 @@ internal indices (see `dl85.Problem`).
 import numpy as np
 from numba import njit
 
+from engine.solvers import kernel_support as ks
 from engine.solvers.record_trees import LEAF  # record 0 is the leaf, as in blossom
 
 NONE = -1
@@ -47,7 +56,8 @@ NONE = -1
 # vals fields
 V_ERR, V_LB, V_UB, V_BUDGET = 0, 1, 2, 3
 # ints fields
-I_REC, I_FLAGS, I_ITER, I_STAMP = 0, 1, 2, 3
+I_REC, I_FLAGS, I_ITER, I_STAMP, I_SAVED = 0, 1, 2, 3, 4
+N_INTS = 5
 FLAG_EXACT = 1
 FLAG_FOUND = 2
 # meta fields
@@ -56,8 +66,8 @@ N_META = 5
 # record meta fields
 RM_FREE, RM_PEAK = 0, 1
 
-# bytes per entry: keys 16 + vals 32 + ints 32 + two slots of 8
-ENTRY_BYTES = 16 + 32 + 32 + 16
+# bytes per entry: keys 16 + vals 32 + ints 40 + two slots of 8
+ENTRY_BYTES = 16 + 32 + 8 * N_INTS + 16
 # bytes per record: three fields, a reference count, a free-list slot (int64 each)
 RECORD_BYTES = 5 * 8
 
@@ -69,13 +79,18 @@ def zobrist_table(n_features: int, seed: int = 0x5EEDD185) -> np.ndarray:
     return np.frombuffer(rng.bytes(16 * rows), dtype=np.uint64).reshape(rows, 2).copy()
 
 
+def empty(capacity: int = 4096) -> tuple:
+    """An empty cache and records, as the kernel takes them."""
+    return (*cache_new(capacity), *records_new(capacity))
+
+
 # ------------------------------------------------------------------------ table
 @njit(cache=True, nogil=True)
 def cache_new(capacity):
     """Empty table for `capacity` entries (a power of two)."""
     keys = np.zeros((capacity, 2), dtype=np.uint64)
     vals = np.zeros((capacity, 4))
-    ints = np.zeros((capacity, 4), dtype=np.int64)
+    ints = np.zeros((capacity, N_INTS), dtype=np.int64)
     slots = np.full(2 * capacity, -1, dtype=np.int64)
     meta = np.zeros(N_META, dtype=np.int64)
     return keys, vals, ints, slots, meta
@@ -142,6 +157,7 @@ def cache_store(keys, vals, ints, slots, meta, hi, lo, err, lb, ub, budget, rec,
     ints[e, I_FLAGS] = flags
     ints[e, I_ITER] = iteration
     cache_touch(ints, meta, e)
+    ints[e, I_SAVED] = meta[M_CLOCK]
     return e
 
 
@@ -152,7 +168,7 @@ def cache_grow(keys, vals, ints, slots, meta):
     n = meta[M_COUNT]
     keys2 = np.zeros((2 * cap, 2), dtype=np.uint64)
     vals2 = np.zeros((2 * cap, 4))
-    ints2 = np.zeros((2 * cap, 4), dtype=np.int64)
+    ints2 = np.zeros((2 * cap, N_INTS), dtype=np.int64)
     keys2[:n] = keys[:n]
     vals2[:n] = vals[:n]
     ints2[:n] = ints[:n]
@@ -188,6 +204,71 @@ def cache_evict(keys, vals, ints, slots, meta, R, RC, rfree, rmeta, stack):
     meta[M_EVICTIONS] += 1
     meta[M_EVICTED] += n - j
     return n - j
+
+
+@njit(cache=True, nogil=True)
+def cache_export(keys, vals, ints, meta, since):
+    """(keys, lower bounds) of the exact entries stored after clock `since`: the
+    optimal error of a solved branch, else the bound it has no tree below."""
+    n = meta[M_COUNT]
+    count = 0
+    for e in range(n):
+        if ints[e, I_SAVED] > since and (ints[e, I_FLAGS] & FLAG_EXACT) != 0:
+            count += 1
+    out_keys = np.empty((count, 2), dtype=np.uint64)
+    out_bounds = np.empty(count)
+    j = 0
+    for e in range(n):
+        if ints[e, I_SAVED] > since and (ints[e, I_FLAGS] & FLAG_EXACT) != 0:
+            out_keys[j] = keys[e]
+            found = (ints[e, I_FLAGS] & FLAG_FOUND) != 0
+            out_bounds[j] = vals[e, V_ERR] if found else vals[e, V_LB]
+            j += 1
+    return out_keys, out_bounds
+
+
+@njit(cache=True, nogil=True)
+def cache_absorb(keys, vals, ints, slots, meta, theirs, bounds, start, room, control):
+    """Add another thread's exported bounds from `start` on: a branch this table has
+    no tree for gets the larger bound; a new one an entry with the bound and no tree
+    (never exported again).  Stops when the table would outgrow `room` bytes, or on
+    Stop (polled every 4096 entries).  Returns the table's arrays (grown or not),
+    the position reached and the entries added."""
+    added = 0
+    i = start
+    while i < bounds.shape[0]:
+        if (i & 4095) == 0 and ks.should_stop(control):
+            break
+        hi = theirs[i, 0]
+        lo = theirs[i, 1]
+        e = cache_find(keys, slots, hi, lo)
+        if e >= 0:
+            if ints[e, I_FLAGS] != FLAG_EXACT + FLAG_FOUND and bounds[i] > vals[e, V_LB]:
+                vals[e, V_LB] = bounds[i]
+            i += 1
+            continue
+        if meta[M_COUNT] + 2 > keys.shape[0]:
+            if 2 * keys.shape[0] * ENTRY_BYTES > room:
+                break
+            keys, vals, ints, slots = cache_grow(keys, vals, ints, slots, meta)
+        e = meta[M_COUNT]
+        meta[M_COUNT] += 1
+        meta[M_PEAK] = max(meta[M_PEAK], meta[M_COUNT])
+        keys[e, 0] = hi
+        keys[e, 1] = lo
+        _slot_insert(slots, lo, e)
+        vals[e, V_ERR] = np.inf
+        vals[e, V_LB] = bounds[i]
+        vals[e, V_UB] = bounds[i]
+        vals[e, V_BUDGET] = 0.0
+        ints[e, I_REC] = NONE
+        ints[e, I_FLAGS] = FLAG_EXACT
+        ints[e, I_ITER] = 0
+        cache_touch(ints, meta, e)
+        ints[e, I_SAVED] = 0
+        added += 1
+        i += 1
+    return keys, vals, ints, slots, i, added
 
 
 # ---------------------------------------------------------------------- records

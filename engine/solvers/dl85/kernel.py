@@ -74,7 +74,6 @@ from engine.solvers.dl85.cache import (
     cache_evict,
     cache_find,
     cache_grow,
-    cache_new,
     cache_store,
     cache_touch,
     rec_acquire,
@@ -82,7 +81,6 @@ from engine.solvers.dl85.cache import (
     rec_release,
     rec_stump,
     records_grow,
-    records_new,
 )
 from engine.solvers.dl85.counts import (
     d2_solve,
@@ -123,7 +121,8 @@ ST_PUBLISHED = 9
 ST_FIRST_T = 10       # seconds until the first incumbent
 ST_THRESHOLD = 11     # the rule's threshold in the last restart
 ST_RULE_ACTIVE = 12   # whether the rule still pruned in the last restart
-N_STATS = 13
+ST_ROOT_CANDIDATES = 13  # features the root tries (before a task keeps one)
+N_STATS = 14
 
 SNAPSHOT_EVERY = 0.002  # seconds between two evaluations of the stop-now tree
 
@@ -182,10 +181,23 @@ def _stop_now_tree(top, fleaf, fbest, fbrec, fcs, ffeat, fleafR, flerr, flrec, R
 
 
 @njit(cache=True, nogil=True)
+def _bound(l, fub, fbest, shared, margin):
+    """What a tree of frame l must beat: its upper bound and best so far, and at the
+    root also the key the threads share, less this task's margin (see
+    `dl85_search`; the root's own `fub` stays its own, so that its finished search
+    still tells whether it found a tree)."""
+    B = min(fub[l], fbest[l])
+    if l == 0:
+        B = min(B, shared[0] - margin)
+    return B
+
+
+@njit(cache=True, nogil=True)
 def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, sup,
                 check_sup, eps, kind, rule, relaxation, thr0, step, factor, rule_d2,
                 snapshots, Z, use_d2, lvl0, memory_budget, interval, Xg, Vg, fmap, flip,
-                offset, global_lb, control, state, events, nodes, thresholds, values):
+                offset, global_lb, root_position, shared, margin, goal, control, state,
+                events, nodes, thresholds, values, cache):
     """Best tree of depth <= max_depth (see the module docstring).
 
     Xt: uint8[F, n] 0/1 features (internal: flipped where `flip`), indptr/indices:
@@ -201,11 +213,19 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
     between publications, Xg/Vg: distinct rows (internal features) and their original
     class weights, fmap/flip: original column and flip of each feature,
     offset/global_lb: added to published errors / published lower bound,
-    control/state..values: Monitor and IncumbentSink.
+    control/state..values: Monitor and IncumbentSink, cache: the cache and records
+    to start from (`cache.empty()`, or what an earlier call returned).
+
+    Threads (see `parallel`; plain DL8.5, depth >= 3): with root_position >= 0 the
+    root tries only the feature at that position of its order (besides the leaf), and
+    its upper bound is also shared[0] - margin, shared[0] being the key every thread
+    lowers to best + margin (`engine.solvers.root_tasks`); with `goal` the root stops
+    at its first tree of error `goal` (an optimum known already).  One thread:
+    root_position = -1, shared[0] = inf, margin = 0, goal = -inf.
 
     Returns (feature, threshold, left, right, value) of the best tree (preorder,
     original columns), its error on the kernel's rows, whether it is proven optimal,
-    and statistics (float64[N_STATS]).
+    statistics (float64[N_STATS]) and the cache (to pass to the next call).
     """
     F = Xt.shape[0]
     n = y.shape[0]
@@ -221,8 +241,8 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
     rstack = np.zeros(4 * D + 16, dtype=np.int64)
 
     # ---------------------------------------------------------------- storage
-    keys, vals, ints, slots, meta = cache_new(4096)
-    R, RC, rfree, rmeta = records_new(4096)
+    keys, vals, ints, slots, meta, R, RC, rfree, rmeta = cache
+    evicted_before = meta[M_EVICTED]
     rmargin = 2 * D + 16
 
     D1 = np.zeros((D + 2, K, F + 1), dtype=w.dtype)
@@ -231,8 +251,10 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
     scores = np.empty(max(F, 1))
     idx = np.empty(max(F, 1), dtype=np.int64)
     nl = D - 1 - lvl0 if use_d2 else 0
-    CB = np.zeros((max(nl, 0), 2, K, F, F), dtype=w.dtype)
-    TB = np.zeros((max(nl, 0), 2, K), dtype=w.dtype)
+    # (filled whole by scan_pairs or subtract before use: a task's call need not
+    # clear K F^2 counts per level)
+    CB = np.empty((max(nl, 0), 2, K, F, F), dtype=w.dtype)
+    TB = np.empty((max(nl, 0), 2, K), dtype=w.dtype)
     cflag = np.zeros((D + 2, 2), dtype=np.bool_)
     acc2 = np.zeros((K, F + 1), dtype=w.dtype)
     dom2 = np.zeros(max(F, 1), dtype=np.int64)
@@ -284,7 +306,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
     gap = interval
     pending = False
     published_err = np.inf
-    if not stopped:
+    if not stopped and root_position < 0:   # (a task's leaf: the caller knows it)
         publish_record_tree(inc_rec, inc_err + offset, global_lb, R, fmap, flip, Xg, Vg, of,
                             othr, ol, orr, oval, ored, tstack, control, state, events,
                             nodes, thresholds, values)
@@ -302,7 +324,10 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
 
     if stopped:
         pass
-    elif D == 0 or F == 0 or root_leaf <= root_lb + eps:
+    elif D == 0 or F == 0 or root_leaf <= root_lb + eps or \
+            shared[0] - margin <= root_lb + eps:
+        # (the last: another thread's tree already reaches the unavoidable error, so
+        # no tree of this task can be the answer)
         optimal = True
     else:
         while True:
@@ -318,7 +343,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
             fhi[0] = 0
             flo[0] = 0
             fub[0] = np.inf if iteration == 1 else inc_err
-            flb[0] = root_lb
+            flb[0] = max(root_lb, goal)
             fleaf[0] = root_leaf
             fbest[0] = np.inf
             fbrec[0] = NONE
@@ -366,6 +391,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                             inc_rec = rec
                             inc_err = v
                             fub[0] = min(fub[0], v)
+                            shared[0] = min(shared[0], v + margin)
                             pending = True
                     if pending and now - last_publish >= gap:
                         t0 = ks.monotonic()
@@ -477,6 +503,14 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                             continue
                     m, bg = order_features(acc, sup, kind, DOM[l], scores, idx, GAINS[l],
                                            need_gain)
+                    if l == 0:
+                        stats[ST_ROOT_CANDIDATES] = m
+                        if root_position >= 0:   # one feature of the root's order
+                            if root_position < m:
+                                DOM[0, 0] = DOM[0, root_position]
+                                m = 1
+                            else:
+                                m = 0
                     fm[l] = m
                     fpos[l] = 0
                     fbg[l] = bg
@@ -495,7 +529,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                         p = fpos[l]
                         g = DOM[l, p]
                         fpos[l] += 1
-                        B = min(fub[l], fbest[l])
+                        B = _bound(l, fub, fbest, shared, margin)
                         lbL = 0.0
                         lbR = 0.0
                         hL0 = fhi[l] ^ Z[2 * g, 0]
@@ -573,7 +607,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                     b = fmid[l] if s == 0 else fb[l]
                     ec, wc = side_stats(D1[l], g, F, s)
                     lbc = flbL[l] if s == 0 else flbR[l]
-                    B = min(fub[l], fbest[l])
+                    B = _bound(l, fub, fbest, shared, margin)
                     cub = B - flbR[l] if s == 0 else B - flerr[l]
                     fcub[l] = cub
                     hi = fhi[l] ^ Z[2 * g + s, 0]
@@ -675,11 +709,13 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                     continue
                 if r_err < fcub[l] - eps:
                     v = flerr[l] + r_err
-                    if v < min(fub[l], fbest[l]) - eps:
+                    if v < _bound(l, fub, fbest, shared, margin) - eps:
                         rec = rec_new(R, RC, rfree, rmeta, ffeat[l], flrec[l], r_rec)
                         rec_release(R, RC, rfree, rmeta, fbrec[l], rstack)
                         fbest[l] = v
                         fbrec[l] = rec
+                        if l == 0:   # tell the other threads (racy but sound)
+                            shared[0] = min(shared[0], v + margin)
                         if l == 0 and not snapshots and v < inc_err - eps:
                             # a complete tree at the root: the incumbent
                             rec_acquire(RC, rec)
@@ -733,13 +769,15 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
             if vacuous(rule, thr, D, F, K):
                 active = False
 
-    stats[ST_EVICTED] = meta[M_EVICTED]
+    stats[ST_EVICTED] = meta[M_EVICTED] - evicted_before
     stats[ST_PEAK_ENTRIES] = max(stats[ST_PEAK_ENTRIES], meta[M_PEAK])
     stats[ST_PEAK_RECORDS] = rmeta[RM_PEAK]
     m = assemble_tree(inc_rec, R, fmap, flip, Xg, Vg, of, othr, ol, orr, oval, ored, tstack)
+    rec_release(R, RC, rfree, rmeta, inc_rec, rstack)   # the cache lives on
     if inc_err < published_err:
         ks.publish(state, events, nodes, thresholds, values, control, inc_err + offset,
                    global_lb, of, othr, ol, orr, oval, m)
         stats[ST_PUBLISHED] += 1
     return (of[:m].astype(np.int32), othr[:m].copy(), ol[:m].astype(np.int32),
-            orr[:m].astype(np.int32), oval[:m].copy(), inc_err, optimal, stats)
+            orr[:m].astype(np.int32), oval[:m].copy(), inc_err, optimal, stats,
+            (keys, vals, ints, slots, meta, R, RC, rfree, rmeta))
