@@ -392,6 +392,43 @@ def test_threads_pass_each_other_the_bounds_of_exact_entries_only():
     assert reached == added == 0
 
 
+def test_the_board_drops_what_every_thread_read_and_the_oldest_beyond_its_limit():
+    from engine.solvers.dl85.parallel import Board, Workspace
+    control = np.zeros(ks.CONTROL_SIZE)
+    control[ks.C_DEADLINE] = np.inf
+    board = Board(limit=24 * 20)             # twenty entries of 16 + 8 bytes
+    one, two = Workspace(board, 0, control), Workspace(board, 0, control)
+
+    def export(n):
+        return np.zeros((n, 2), dtype=np.uint64), np.zeros(n)
+
+    board.add(one, *export(10))
+    board.add(two, *export(10))
+    assert board.held == 24 * 20 and None not in board.exports
+    one.take()
+    two.take()                               # both read both: dropped at the next add
+    board.add(one, *export(10))
+    assert board.exports[:2] == [None, None] and board.held == 24 * 10
+    board.add(one, *export(15))              # 25 entries unread: the oldest goes
+    assert board.exports[2] is None and board.exports[3] is not None
+    board.add(one, *export(10))
+    assert board.exports[3] is None and board.exports[4] is not None
+    assert board.held == 24 * 10
+
+
+@pytest.mark.parametrize("candidates", [0, 1, 3, 4, 5, 9, 10, 100])
+@pytest.mark.parametrize("n_threads", [1, 2, 3])
+def test_ca_restarts_on_threads_cut_the_root_order_into_few_contiguous_runs(
+        candidates, n_threads):
+    from engine.solvers.dl85.parallel import RUNS_PER_THREAD, _runs
+    runs = _runs(candidates, n_threads)
+    assert [p for first, end in runs for p in range(first, end)] == list(range(candidates))
+    assert all(first < end for first, end in runs)
+    assert len(runs) <= 2 * RUNS_PER_THREAD * n_threads
+    head = min(candidates, RUNS_PER_THREAD * n_threads)
+    assert runs[:head] == [(p, p + 1) for p in range(head)]
+
+
 # ------------------------------------------------------------------ weights, data
 def test_merged_duplicates_and_scaled_weights_give_the_same_optimum():
     data = cp4im("primary-tumor")

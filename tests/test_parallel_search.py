@@ -159,6 +159,33 @@ def test_dl85_threads_share_bounds_and_keep_the_optimum_and_one_threads_tree(mon
     assert shared > 0
 
 
+CA_RULES = [("discrepancy", "monotonic"), ("topk_star", "luby"), ("purity", "exponential"),
+            ("gain", "monotonic"), ("topk", "exponential")]
+
+
+def test_cadl85_restarts_on_threads_prove_the_optimum_with_dl85s_tree():
+    """Each restart on two threads, relaxed until one is exact: the exhaustive
+    search's optimum for every rule, and (integer weights) the tree of dl85 on
+    threads, whatever the restarts found before."""
+    checked = 0
+    for seed in range(16):
+        X, y, w, K = _binary_case(seed)
+        integer = bool(np.all(w == np.round(w)))
+        for depth in (3, 4):
+            expected = exhaustive(X, y, w, K, depth)
+            plain = _fit(X, y, w, K, depth, 2, "dl85")
+            for rule, relax in CA_RULES:
+                result = _fit(X, y, w, K, depth, 2, "cadl85", rule=rule, relax=relax)
+                where = (seed, depth, rule)
+                assert result.optimal and result.stats["threads"] == 2, where
+                assert result.train_error == pytest.approx(expected, abs=1e-9), where
+                assert result.tree.error(X, y, w) == result.train_error, where
+                if integer:
+                    assert _same_tree(result.tree, plain.tree), where
+                checked += integer
+    assert checked > 50
+
+
 def test_blossom_threads_share_while_their_caches_are_emptied(monkeypatch):
     """A budget that makes full caches be emptied while the other thread copies from
     them: still the optimum."""
@@ -175,7 +202,8 @@ def test_blossom_threads_share_while_their_caches_are_emptied(monkeypatch):
 
 # (algorithm, shared data set, depth proven quickly, depth that keeps threads busy)
 REAL = [("contree", "contree/magic.txt", 2, 4), ("blossom", "cp4im/australian-credit.txt", 3, 6),
-        ("dl85", "cp4im/australian-credit.txt", 4, 6)]
+        ("dl85", "cp4im/australian-credit.txt", 4, 6),
+        ("cadl85", "cp4im/australian-credit.txt", 4, 6)]
 
 
 @pytest.mark.parametrize("algorithm, path, quick, _", REAL)

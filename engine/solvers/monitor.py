@@ -160,7 +160,8 @@ class Monitor:
         first exception is re-raised once all have ended).
 
         With several sinks (threads searching parts of one problem) only trees better
-        than every one published before are passed on, so the curve never goes up.
+        than every one published before (in this call or an earlier one) are passed
+        on, so the curve never goes up.
         """
         outcomes: list[dict[str, Any]] = [{} for _ in targets]
 
@@ -175,7 +176,9 @@ class Monitor:
                    for i, (target, outcome) in enumerate(zip(targets, outcomes))]
         for thread in threads:
             thread.start()
-        best = [math.inf] if len(sinks) > 1 else None
+        # (below what was published before: one search may run threads several times)
+        best = [self.incumbents[-1][1] if self.incumbents else math.inf] \
+            if len(sinks) > 1 else None
         for thread in threads:
             while thread.is_alive():
                 thread.join(poll)

@@ -14,10 +14,16 @@ from engine.solvers.protocol import Param
 
 ENVIRONMENT = "ORCHARD_THREADS"
 
-THREADS = Param("threads", "int", 0,
-                "Threads for the search (0 = every core). The answer's error is the "
-                "same with any number; ties between optimal trees are broken by the "
-                "root's feature order when several threads search.", 0, 1024)
+def threads_param(default: int = 0, why: str = "") -> Param:
+    """The `threads` parameter, with a default (0 = every core) and why it is not 0."""
+    return Param("threads", "int", default,
+                 "Threads for the search (0 = every core" + (f"; {why}" if why else "")
+                 + "). The answer's error is the same with any number; ties between "
+                 "optimal trees are broken by the root's feature order when several "
+                 "threads search.", 0, 1024)
+
+
+THREADS = threads_param()
 
 
 def cpu_count() -> int:

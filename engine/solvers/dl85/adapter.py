@@ -6,8 +6,8 @@ Algorithm 2: the same search restarted under a rule (purity, gain, discrepancy,
 top-k, top-k*; Table 1) relaxed after each restart (monotonic, exponential or
 Luby), reusing the cache, until the root is complete: run to the end it returns
 the optimal tree with `optimal: True`.  Both run in the numba kernel of
-`kernel` (with `cache`, `counts`, `rules`) through the Monitor; `dl85` from depth 3
-on `threads` threads (`parallel`), with the memory cap shared out among them.
+`kernel` (with `cache`, `counts`, `rules`) through the Monitor; from depth 3 on
+`threads` threads (`parallel`), with the memory cap shared out among them.
 
 Data preparation (`Problem`; exact, the tree is mapped back to `data`'s columns): the
 reduction of `binary_rows` (weight-0 rows ignored, redundant features dropped,
@@ -59,7 +59,7 @@ from engine.solvers.dl85.rules import (
 )
 from engine.solvers.protocol import DEPTH, Param, Result, Solver
 from engine.solvers.registry import register
-from engine.solvers.threads import THREADS, resolve
+from engine.solvers.threads import THREADS, resolve, threads_param
 
 # Least seconds between two trees the kernel publishes (the Monitor drains every 20 ms).
 PUBLISH_INTERVAL = 0.002
@@ -164,8 +164,7 @@ class _DL85Base(Solver):
             return Tree.from_arrays(feature, threshold, left, right, value, data.prep)
 
         rule, relaxation, thr0, step, factor, rule_d2 = self.rule_settings(params)
-        threads = (resolve(params["threads"]) if "threads" in params and depth >= 3
-                   and problem.n_features > 1 else 1)
+        threads = resolve(params["threads"]) if depth >= 3 and problem.n_features > 1 else 1
         budget = (int(params["cache_mb"]) << 20) // threads
         use_d2, lvl0, pair_bytes = problem.pair_plan(depth, budget)
         if threads > 1:
@@ -173,24 +172,31 @@ class _DL85Base(Solver):
             # costs more than counting both children's
             lvl0 = max(lvl0, 1)
         search_budget = max(budget - pair_bytes, 1 << 20)
-        args = (problem.Xt, problem.indptr, problem.indices, problem.y, problem.w,
-                problem.lbw, problem.has_lbw, K, depth, problem.sup, problem.check_sup,
-                problem.eps, ORDERINGS[params["ordering"]], rule, relaxation, thr0, step,
-                factor, rule_d2, params["anytime_trees"], zobrist_table(problem.n_features),
-                use_d2, lvl0, search_budget, PUBLISH_INTERVAL, problem.Xg, problem.Vg,
-                problem.fmap, problem.flip, problem.offset, problem.lower_bound)
+        zobrist = zobrist_table(problem.n_features)
+
+        def args_for(rule, thr):
+            """dl85_search's arguments before `restart`, for a rule and threshold."""
+            return (problem.Xt, problem.indptr, problem.indices, problem.y, problem.w,
+                    problem.lbw, problem.has_lbw, K, depth, problem.sup, problem.check_sup,
+                    problem.eps, ORDERINGS[params["ordering"]], rule, relaxation, thr,
+                    step, factor, rule_d2, params["anytime_trees"], zobrist, use_d2, lvl0,
+                    search_budget, PUBLISH_INTERVAL, problem.Xg, problem.Vg, problem.fmap,
+                    problem.flip, problem.offset, problem.lower_bound)
+
         absorbed = 0
         if threads > 1:
+            ca = (None if rule == RULE_NONE
+                  else parallel.Relaxation(rule, relaxation, thr0, step, factor))
             (feature, threshold, left, right, value, error, optimal, raw,
              absorbed) = parallel.search(
-                args, threads, search_budget, monitor.floor - problem.offset, problem.eps,
-                monitor, new_sink, make_tree)
+                args_for, ca, threads, search_budget, monitor.floor - problem.offset,
+                problem.eps, monitor, new_sink, make_tree)
         else:
             sink = new_sink()
             (feature, threshold, left, right, value, error, optimal, raw,
              _) = monitor.run_kernel(
-                dl85_search, (*args, -1, np.array([np.inf]), 0.0, -np.inf,
-                              monitor.control, *sink.buffers(), empty()),
+                dl85_search, (*args_for(rule, thr0), 0, -1, -1, np.array([np.inf]), 0.0,
+                              -np.inf, monitor.control, *sink.buffers(), empty()),
                 sink, make_tree)
         tree = make_tree(feature, threshold, left, right, value)
         train_error = tree.error(data.X, data.y, data.w)
@@ -273,7 +279,10 @@ class CADL85(_DL85Base):
                     "Let the rule also prune the branches one level above the maximum "
                     "depth (Algorithm 2 to the letter); by default their best split is "
                     "always taken, which the depth-two step gets for free."),
-              MIN_SUPPORT, ORDERING, ANYTIME_TREES, CACHE_MB)
+              MIN_SUPPORT, ORDERING, ANYTIME_TREES, CACHE_MB,
+              threads_param(1, "one by default: restarts wait for each other, so two "
+                               "threads gain 1.1-1.5x on runs of seconds and lose on "
+                               "shorter ones"))
 
     def rule_settings(self, params):
         rule = RULES[params["rule"]]

@@ -196,7 +196,8 @@ def _bound(l, fub, fbest, shared, margin):
 def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, sup,
                 check_sup, eps, kind, rule, relaxation, thr0, step, factor, rule_d2,
                 snapshots, Z, use_d2, lvl0, memory_budget, interval, Xg, Vg, fmap, flip,
-                offset, global_lb, root_position, shared, margin, goal, control, state,
+                offset, global_lb, restart, root_position, root_end, shared, margin, goal,
+                control, state,
                 events, nodes, thresholds, values, cache):
     """Best tree of depth <= max_depth (see the module docstring).
 
@@ -216,12 +217,15 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
     control/state..values: Monitor and IncumbentSink, cache: the cache and records
     to start from (`cache.empty()`, or what an earlier call returned).
 
-    Threads (see `parallel`; plain DL8.5, depth >= 3): with root_position >= 0 the
-    root tries only the feature at that position of its order (besides the leaf), and
-    its upper bound is also shared[0] - margin, shared[0] being the key every thread
-    lowers to best + margin (`engine.solvers.root_tasks`); with `goal` the root stops
-    at its first tree of error `goal` (an optimum known already).  One thread:
-    root_position = -1, shared[0] = inf, margin = 0, goal = -inf.
+    restart: 0 runs CA-DL8.5's restarts until the root is exact; k > 0 runs only
+    restart number k, with the threshold thr0 (threads: `parallel` relaxes the rule).
+
+    Threads (see `parallel`; depth >= 3): with root_position >= 0 the root tries only
+    the features at positions root_position .. root_end - 1 of its order (besides the
+    leaf), and its upper bound is also shared[0] - margin, shared[0] being the key
+    every thread lowers to best + margin (`engine.solvers.root_tasks`); with `goal`
+    the root stops at its first tree of error `goal` (an optimum known already).  One
+    thread: root_position = -1, shared[0] = inf, margin = 0, goal = -inf.
 
     Returns (feature, threshold, left, right, value) of the best tree (preorder,
     original columns), its error on the kernel's rows, whether it is proven optimal,
@@ -318,7 +322,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
     thr = thr0
     active = not vacuous(rule, thr, D, F, K)
     need_gain = rule == RULE_GAIN
-    iteration = zero
+    iteration = zero + max(restart, 1) - 1
     relaxations = zero
     next_snapshot = ks.monotonic() + SNAPSHOT_EVERY
 
@@ -505,12 +509,12 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                                            need_gain)
                     if l == 0:
                         stats[ST_ROOT_CANDIDATES] = m
-                        if root_position >= 0:   # one feature of the root's order
-                            if root_position < m:
-                                DOM[0, 0] = DOM[0, root_position]
-                                m = 1
-                            else:
-                                m = 0
+                        if root_position >= 0:   # a run of the root's order
+                            k = zero
+                            for p in range(root_position, min(root_end, m)):
+                                DOM[0, k] = DOM[0, p]
+                                k += 1
+                            m = k
                     fm[l] = m
                     fpos[l] = 0
                     fbg[l] = bg
@@ -558,7 +562,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                             stats[ST_BOUND] += 1
                             continue
                         ffeat[l] = g
-                        fidx[l] = p
+                        fidx[l] = p if l > 0 or root_position < 0 else root_position + p
                         fmid[l] = mid
                         flbL[l] = lbL
                         flbR[l] = lbR
@@ -761,7 +765,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                 last_publish = ks.monotonic()
                 gap = max(interval, 10.0 * (last_publish - t0))
                 pending = False
-            if r_exact or not active or inc_err <= root_lb + eps:
+            if restart > 0 or r_exact or not active or inc_err <= root_lb + eps:
                 optimal = r_exact or inc_err <= root_lb + eps
                 break
             relaxations += 1

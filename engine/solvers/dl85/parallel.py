@@ -9,14 +9,18 @@ other what they proved: after a task a thread exports the (key, bound) of the ex
 entries it stored during it, and before a task it adds the others' exports to its
 cache as bounds (`cache.cache_export` / `cache_absorb`; a bound is a few numbers, a
 subtree would be a chain of records in another thread's arrays).  An export that
-every thread has read is dropped.  Plain DL8.5 at depth >= 3 only: below that a
-task is a single split, and CA-DL8.5's restarts relax a rule over the whole tree.
-A first call with a position past the end counts the root's features.
+every thread has read is dropped.  Depth >= 3 only: below that a task is a single
+split.  CA-DL8.5 relaxes its rule here, between restarts that each search the tasks
+on the threads (see `search`).  A first call with a position past the end counts
+the root's features.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -38,30 +42,41 @@ from engine.solvers.dl85.kernel import (
     ST_THRESHOLD,
     dl85_search,
 )
+from engine.solvers.dl85.rules import RULE_NONE, relax
 
 # Kernel output: (feature, threshold, left, right, value, error, optimal, statistics,
 # cache).
 OUT_ERROR, OUT_OPTIMAL, OUT_STATS, OUT_CACHE = 5, 6, 7, 8
 BEYOND = 1 << 40   # a root position past every feature
-# Statistics that are a peak or a setting of one search, not a count to sum.
-PEAKS = (ST_PEAK_ENTRIES, ST_PEAK_RECORDS, ST_RESTARTS, ST_THRESHOLD, ST_RULE_ACTIVE)
+RUNS_PER_THREAD = 2   # CA-DL8.5: single positions, then runs, per thread (`_runs`)
+# Statistics that are a peak, not a count to sum, and the last restart's settings.
+PEAKS = (ST_PEAK_ENTRIES, ST_PEAK_RECORDS)
+SETTINGS = (ST_RESTARTS, ST_THRESHOLD, ST_RULE_ACTIVE)
 
 
 class Board:
     """The exports of a search's threads, in the order they were made; each
-    workspace reads them from where it last stopped."""
+    workspace reads them from where it last stopped.  An export is dropped once
+    every thread has read it, and the oldest ones before that when the board holds
+    more than `limit` bytes (a thread busy with a long task reads nothing: what it
+    misses are bounds, which only save time)."""
 
-    def __init__(self):
+    def __init__(self, limit: int):
         self.lock = threading.Lock()
-        self.exports: list = []    # (workspace, keys, bounds), None once read by all
+        self.exports: list = []    # (workspace, keys, bounds), None once dropped
         self.readers: list[Workspace] = []
+        self.limit = limit
+        self.held = 0              # bytes of the exports not dropped
 
     def add(self, owner, keys, bounds) -> None:
         with self.lock:
             self.exports.append((owner, keys, bounds))
-            done = min(r.read for r in self.readers)
-            for i in range(done):
-                self.exports[i] = None   # every thread has it: free the memory
+            self.held += keys.nbytes + bounds.nbytes
+            done = min((r.read for r in self.readers), default=len(self.exports))
+            for i, export in enumerate(self.exports):
+                if export is not None and (i < done or self.held > self.limit):
+                    self.exports[i] = None
+                    self.held -= export[1].nbytes + export[2].nbytes
 
 
 class Workspace:
@@ -113,47 +128,130 @@ class Workspace:
             self.board.add(self, *exported)
 
 
-def search(args: tuple, threads: int, budget: int, start_bound: float, eps: float,
-           monitor, new_sink, make_tree):
-    """`dl85_search(*args, ...)` on `threads` threads; returns what one call returns
-    but its cache.  `args`: its arguments before `root_position`; `budget`: one
-    thread's bytes (its cache budget in `args`); `start_bound`: the kernel's error
-    of a tree known beforehand, or inf."""
+@dataclass
+class Relaxation:
+    """CA-DL8.5's rule and how its threshold is relaxed between restarts (the kernel's
+    arguments of the same names; `rules.relax`)."""
+    rule: int
+    relaxation: int
+    thr0: float
+    step: float
+    factor: float
 
-    def call(task, shared, margin, goal, workspace, sink, piece=(0, 1)):
-        # one piece only: a task's candidates are one root feature
-        workspace.take()
-        out = dl85_search(*args, task, shared, margin, goal, monitor.control,
-                          *sink.buffers(), workspace.cache)
-        workspace.cache = out[OUT_CACHE]
-        workspace.give()
-        return out[:OUT_CACHE]
 
-    probe = call(BEYOND, np.array([np.inf]), 0.0, -np.inf, Workspace(), new_sink())
+def search(args_for: Callable[[int, float], tuple], relaxation: Relaxation | None,
+           threads: int, budget: int, start_bound: float, eps: float, monitor, new_sink,
+           make_tree):
+    """`dl85_search` on `threads` threads; returns what one call returns but its
+    cache, and the bounds passed.  `args_for(rule, threshold)`: its arguments before
+    `restart`; `relaxation`: CA-DL8.5's rule (None: plain DL8.5); `budget`: one
+    thread's bytes (its cache budget in the arguments); `start_bound`: the kernel's
+    error of a tree known beforehand, or inf.
+
+    CA-DL8.5: each restart is one search on the threads (tasks under the rule at its
+    threshold, the caches kept, the key starting at the best error so far); after
+    the first exact restart, the winner's first tree of the optimal error is found by
+    a plain DL8.5 search of that task alone (an exact restart may owe its tree to an
+    earlier restart's, which depends on which thread had which task)."""
+
+    def caller(rule, thr, restart, runs):
+        args = args_for(rule, thr)
+
+        def call(task, shared, margin, goal, workspace, sink, piece=(0, 1)):
+            # one piece only: a task's candidates are one run of root features
+            workspace.take()
+            first, end = runs[task]
+            out = dl85_search(*args, restart, first, end, shared, margin, goal,
+                              monitor.control, *sink.buffers(), workspace.cache)
+            workspace.cache = out[OUT_CACHE]
+            workspace.give()
+            return out[:OUT_CACHE]
+        return call
+
+    probe = caller(RULE_NONE, 0.0, 1, [(BEYOND, BEYOND)])(
+        0, np.array([np.inf]), 0.0, -np.inf, Workspace(), new_sink())
     candidates = int(probe[OUT_STATS][ST_ROOT_CANDIDATES])
-    board = Board()
-    workspaces: list[Workspace] = []
-    # a quarter of a thread's budget for the bounds it absorbs: the search needs the rest
+    runs = ([(p, p + 1) for p in range(candidates)] if relaxation is None
+            else _runs(candidates, threads))
+    plain = caller(RULE_NONE, 0.0, 1, runs)
+    # a quarter of a thread's budget for the bounds it absorbs (the search needs the
+    # rest), and a quarter for the exports not yet read
     room = budget // 4 // ENTRY_BYTES * ENTRY_BYTES
+    board = Board(budget // 4)
+    workspaces: list[Workspace] = []   # one per thread, kept from restart to restart
+    idle: list[Workspace] = []
+    lock = threading.Lock()
 
     def workspace():
-        workspaces.append(Workspace(board, room, monitor.control))
-        return workspaces[-1]
+        with lock:
+            if not idle:
+                workspaces.append(Workspace(board, room, monitor.control))
+                idle.append(workspaces[-1])
+            return idle.pop()
 
-    outcome = root_tasks.run(
-        candidates, threads, call, workspace,
-        lambda out: out[OUT_ERROR], lambda out: out[OUT_OPTIMAL], start_bound, eps,
-        monitor, new_sink, make_tree,
-        final=root_tasks.OWN if eps == 0.0 else root_tasks.SEARCH, fresh_workspace=Workspace)
-    if outcome.winner is None:
-        out = probe
-    else:
-        out = outcome.final or outcome.results[outcome.winner]
-    parts = [r[OUT_STATS] for r in outcome.results.values()] or [probe[OUT_STATS]]
+    def restarts():
+        """(restart, rule, threshold) of each restart, until the caller stops (the
+        kernel switches a vacuous rule off, so a restart ends up exact)."""
+        if relaxation is None:
+            yield 1, RULE_NONE, 0.0
+            return
+        r = relaxation
+        thr = r.thr0
+        for restart in itertools.count(1):
+            following = relax(r.relaxation, thr, r.step, r.factor, restart)
+            yield restart, r.rule, thr
+            thr = following
+
+    parts: list = []       # every task's statistics
+    last: list = []        # the last restart's
+    best, leading, completed = start_bound, None, False
+    for restart, rule, thr in restarts():
+        idle[:] = workspaces
+        own = eps == 0.0 or relaxation is not None   # see the docstring
+        outcome = root_tasks.run(
+            len(runs), threads, caller(rule, thr, restart, runs), workspace,
+            lambda out: out[OUT_ERROR], lambda out: out[OUT_OPTIMAL], best, eps,
+            monitor, new_sink, make_tree,
+            final=root_tasks.OWN if own else root_tasks.SEARCH, fresh_workspace=Workspace)
+        last = [r[OUT_STATS] for r in outcome.results.values()]
+        parts += last
+        if outcome.winner is not None and (leading is None or outcome.best <= best + eps):
+            # (a later restart's tie replaces: the exact one's winner is the answer)
+            best, leading = min(best, outcome.best), outcome
+        completed = outcome.completed
+        if completed or monitor.should_stop():
+            break
+    out = probe
+    if leading is not None:
+        out = leading.final or leading.results[leading.winner]
+        if relaxation is not None and completed:
+            # (its tree's error was published already: its sink is not drained)
+            again = monitor.run_threads([lambda: plain(
+                leading.winner, np.array([best + root_tasks.tie_margin(eps, len(runs))]),
+                0.0, best, Workspace(), new_sink())], [])[0]
+            if again[OUT_OPTIMAL] and abs(again[OUT_ERROR] - best) <= eps:
+                out = again
+    parts = parts or [probe[OUT_STATS]]
     stats = sum(parts, np.zeros(N_STATS))
     for k in PEAKS:
         stats[k] = max(p[k] for p in parts)
+    for k in SETTINGS:
+        stats[k] = max((p[k] for p in last), default=0.0)
     stats[ST_ROOT_CANDIDATES] = candidates
     absorbed = sum(w.absorbed for w in workspaces)
-    return (*out[:5], min(outcome.best, probe[OUT_ERROR]), outcome.completed, stats,
-            absorbed)
+    return (*out[:5], min(best, probe[OUT_ERROR]), completed, stats, absorbed)
+
+
+def _runs(candidates: int, threads: int) -> list[tuple[int, int]]:
+    """CA-DL8.5's tasks: runs of root positions, the first RUNS_PER_THREAD * threads
+    one position each (they cost the most: the rules let the first positions of the
+    order search deepest), then as many runs of equal length over the rest; a few
+    tasks per thread and restart, not one per feature (a restart can be quick, and
+    a task costs about 50 us of calls whatever it does).  Contiguous runs in order:
+    the first run reaching the optimum holds the first position reaching it."""
+    head = min(candidates, RUNS_PER_THREAD * threads)
+    runs = [(p, p + 1) for p in range(head)]
+    rest = candidates - head
+    parts = min(rest, RUNS_PER_THREAD * threads)
+    cuts = [head + rest * i // parts for i in range(parts + 1)] if parts else []
+    return runs + list(itertools.pairwise(cuts))
