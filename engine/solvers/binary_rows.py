@@ -58,8 +58,10 @@ class BinaryRows:
             first, self.group = np.zeros(0, np.int64), np.zeros(0, np.int64)
         progress(stage, 0.9)
         self.vectors = self.X[first]
-        self.V = np.zeros((len(first), K))
-        np.add.at(self.V, (self.group, self.y), self.w)
+        # (np.add.at would take half a second on two million rows)
+        self.V = np.bincount(self.group * K + self.y, weights=self.w,
+                             minlength=len(first) * K).reshape(len(first), K)
+        progress(stage, 1.0)
         # per vector, the weight no leaf classifies correctly
         self.residual = self.V.sum(axis=1) - self.V.max(axis=1, initial=0.0)
         self.unavoidable = float(self.residual.sum())

@@ -80,19 +80,19 @@ class Problem:
         F = len(self.fmap)
         self.lower_bound = rows.unavoidable
         self.reduced = min_support <= 1
+        progress = progress or (lambda stage, fraction=None: None)
+        stage = "laying out the rows for the solver"
         gi, ki, weights, self.offset, residual = rows.merged(subtract_least=self.reduced)
+        progress(stage, 0.0)
         Xr = rows.vectors[gi]
         self.y = ki.astype(np.int64)
         self.lbw = bound_weights(gi, residual)
         self.has_lbw = bool((self.lbw > 0).any())
+        progress(stage, 0.5)
         density = Xr.mean(axis=0) if len(Xr) else np.zeros(F)
         self.flip = (density > 0.5).astype(np.uint8)
         Xi = np.ascontiguousarray(Xr ^ self.flip, dtype=np.uint8)
-        self.Xt = np.ascontiguousarray(Xi.T)
-        r, c = np.nonzero(Xi)
-        self.indptr = np.concatenate([[0], np.cumsum(np.bincount(r, minlength=len(Xi)))]
-                                     ).astype(np.int64)
-        self.indices = c.astype(np.int32)
+        self.Xt, self.indptr, self.indices = _layouts(Xi, progress)
         self.Xg = np.ascontiguousarray(rows.vectors ^ self.flip, dtype=np.uint8)
         self.Vg = rows.V
         self.exact, self.eps = exactness(weights, self.lbw)
@@ -120,6 +120,25 @@ class Problem:
             return False, 0, 0
         levels = min(depth - 1, fit)
         return True, depth - 1 - levels, levels * per_level
+
+
+def _layouts(Xi: np.ndarray, progress) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The kernel's two views of the 0/1 rows Xi: by feature (Xt) and each row's list
+    of ones (indptr, indices), built a block of rows at a time with `progress`
+    between blocks (two million rows take seconds, and a stop must not wait)."""
+    n, F = Xi.shape
+    Xt = np.empty((F, n), dtype=np.uint8)
+    counts = np.zeros(n + 1, dtype=np.int64)
+    lists = []
+    step = max(1, (1 << 22) // max(F, 1))
+    for start in range(0, n, step):
+        progress("listing each row's features", start / n)
+        block = Xi[start:start + step]
+        Xt[:, start:start + len(block)] = block.T
+        counts[start + 1:start + 1 + len(block)] = block.sum(axis=1, dtype=np.int64)
+        lists.append(np.nonzero(block)[1].astype(np.int32))
+    indices = np.concatenate(lists) if lists else np.zeros(0, dtype=np.int32)
+    return Xt, np.cumsum(counts), indices
 
 
 ORDERING = Param("ordering", "choice", "gain",
