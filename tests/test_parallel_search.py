@@ -112,50 +112,30 @@ def _interleave_tasks(monkeypatch, pause=0.02):
     monkeypatch.setattr(root_tasks, "run", interleaved_run)
 
 
-def test_blossom_threads_share_solved_branches_and_keep_the_optimum(monkeypatch):
-    """Between tasks each thread copies in the branches the others solved: the optimum
-    stays the exhaustive search's (integer and fractional weights, depths 3-5), the
-    tree is one thread's, and copies happen."""
-    rng = np.random.default_rng(21)
+@pytest.mark.parametrize("algorithm, seed, passed", [
+    ("blossom", 21, "cache_shared"), ("dl85", 22, "bounds_shared")])
+def test_threads_pass_each_other_what_they_solved_and_keep_the_optimum(
+        monkeypatch, algorithm, seed, passed):
+    """Between tasks each thread takes in what the others solved (blossom: the
+    branches, dl85: the bounds): the optimum stays the exhaustive search's (integer
+    and fractional weights, depths 3-5), the tree is one thread's (dl85 with integer
+    weights: the winning task's own, searched once), and something is passed."""
+    rng = np.random.default_rng(seed)
     shared = 0
     for trial in range(24):
         X, y, w, K, depth = structured_binary_case(rng, trial)
         expected = exhaustive(X, y, w, K, depth)
-        one = _fit(X, y, w, K, depth, 1, "blossom")
+        one = _fit(X, y, w, K, depth, 1, algorithm)
         with monkeypatch.context() as patch:
             _interleave_tasks(patch)
-            two = _fit(X, y, w, K, depth, 2, "blossom")
+            two = _fit(X, y, w, K, depth, 2, algorithm)
         where = (trial, depth)
         assert two.optimal and two.stats["threads"] == 2, where
         assert two.train_error == pytest.approx(expected, abs=1e-9), where
         assert two.tree.error(X, y, w) == two.train_error, where
         assert _same_tree(one.tree, two.tree), where
-        assert one.stats["cache_shared"] == 0, where
-        shared += two.stats["cache_shared"]
-    assert shared > 0
-
-
-def test_dl85_threads_share_bounds_and_keep_the_optimum_and_one_threads_tree(monkeypatch):
-    """Between tasks each thread adds the bounds the others proved: the optimum stays
-    the exhaustive search's (integer and fractional weights, depths 3-5), the tree is
-    one thread's (with integer weights the winning task's own tree, searched once),
-    and bounds are passed."""
-    rng = np.random.default_rng(22)
-    shared = 0
-    for trial in range(24):
-        X, y, w, K, depth = structured_binary_case(rng, trial)
-        expected = exhaustive(X, y, w, K, depth)
-        one = _fit(X, y, w, K, depth, 1, "dl85")
-        with monkeypatch.context() as patch:
-            _interleave_tasks(patch)
-            two = _fit(X, y, w, K, depth, 2, "dl85")
-        where = (trial, depth)
-        assert two.optimal and two.stats["threads"] == 2, where
-        assert two.train_error == pytest.approx(expected, abs=1e-9), where
-        assert two.tree.error(X, y, w) == two.train_error, where
-        assert _same_tree(one.tree, two.tree), where
-        assert one.stats["bounds_shared"] == 0, where
-        shared += two.stats["bounds_shared"]
+        assert one.stats[passed] == 0, where
+        shared += two.stats[passed]
     assert shared > 0
 
 

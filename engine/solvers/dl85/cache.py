@@ -120,6 +120,18 @@ def _slot_insert(slots, lo, e):
 
 
 @njit(cache=True, nogil=True)
+def _new_entry(keys, slots, meta, hi, lo):
+    """A new entry for key (hi, lo), in the table (which must have room for it)."""
+    e = meta[M_COUNT]
+    meta[M_COUNT] += 1
+    meta[M_PEAK] = max(meta[M_PEAK], meta[M_COUNT])
+    keys[e, 0] = hi
+    keys[e, 1] = lo
+    _slot_insert(slots, lo, e)
+    return e
+
+
+@njit(cache=True, nogil=True)
 def cache_touch(ints, meta, e):
     meta[M_CLOCK] += 1
     ints[e, I_STAMP] = meta[M_CLOCK]
@@ -135,12 +147,7 @@ def cache_store(keys, vals, ints, slots, meta, hi, lo, err, lb, ub, budget, rec,
     """
     e = cache_find(keys, slots, hi, lo)
     if e < 0:
-        e = meta[M_COUNT]
-        meta[M_COUNT] += 1
-        meta[M_PEAK] = max(meta[M_PEAK], meta[M_COUNT])
-        keys[e, 0] = hi
-        keys[e, 1] = lo
-        _slot_insert(slots, lo, e)
+        e = _new_entry(keys, slots, meta, hi, lo)
         vals[e, V_LB] = 0.0
         ints[e, I_REC] = NONE
     else:
@@ -251,12 +258,7 @@ def cache_absorb(keys, vals, ints, slots, meta, theirs, bounds, start, room, con
             if 2 * keys.shape[0] * ENTRY_BYTES > room:
                 break
             keys, vals, ints, slots = cache_grow(keys, vals, ints, slots, meta)
-        e = meta[M_COUNT]
-        meta[M_COUNT] += 1
-        meta[M_PEAK] = max(meta[M_PEAK], meta[M_COUNT])
-        keys[e, 0] = hi
-        keys[e, 1] = lo
-        _slot_insert(slots, lo, e)
+        e = _new_entry(keys, slots, meta, hi, lo)
         vals[e, V_ERR] = np.inf
         vals[e, V_LB] = bounds[i]
         vals[e, V_UB] = bounds[i]
