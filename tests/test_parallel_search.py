@@ -1,7 +1,7 @@
-"""Searches on several threads (issue 20), `contree`, `blossom` and `dl85`: the same optimum as
-one thread and as the exhaustive search, the same tree whatever the number of
-threads and their timing, stops as prompt as one thread's, memory counted across
-threads, and sweeps' workers taking their share of the cores."""
+"""Searches on several threads (issue 20), `contree`, `blossom`, `dl85` and `cadl85`:
+the same optimum as one thread and as the exhaustive search, the same tree whatever
+the number of threads and their timing, stops as prompt as one thread's, memory
+counted across threads, and sweeps' workers taking their share of the cores."""
 
 import threading
 import time

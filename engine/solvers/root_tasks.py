@@ -2,12 +2,13 @@
 
 Every tree but a leaf tests something at its root, so an optimal tree is the best of
 the leaf and of the answers to *tasks*, one per root candidate (a feature, or a part
-of a feature's split points): "the best tree whose root is this candidate".  The
-solvers that use this (`contree`, `blossom`) run each task as one call of their nogil
-kernel told to try only that candidate at the root; threads take tasks one at a time
-from a common queue, in the order the single-threaded search would try them, each
-with a workspace of its own (a cache per thread; blossom's threads copy in each
-other's solved branches between tasks, see `blossom.parallel`).
+of a feature's split points, or a run of features): "the best tree whose root is
+this candidate".  The solvers that use this (`contree`, `blossom`, `dl85`, `cadl85`)
+run each task as one call of their nogil kernel told to try only that candidate at
+the root; threads take tasks one at a time from a common queue, in the order the
+single-threaded search would try them, each with a workspace of its own (a cache per
+thread; blossom's threads copy in each other's solved branches between tasks, dl85's
+each other's bounds, see `blossom.parallel` and `dl85.parallel`).
 
 What the winner is: the best tree, and among equally good trees the one of the
 first task in that order; so a task matters only if it can beat the best (error,
