@@ -186,9 +186,10 @@ class _DL85Base(Solver):
         threads = resolve(params["threads"]) if depth >= 3 and problem.n_features > 1 else 1
         budget = (int(params["cache_mb"]) << 20) // threads
         use_d2, lvl0, pair_bytes = problem.pair_plan(depth, budget)
-        if threads > 1:
-            # a task's root has one feature: counting the root's pairs (once per task)
-            # costs more than counting both children's
+        if threads > 1 and rule == RULE_NONE:
+            # a dl85 task's root has one feature: counting the root's pairs (once per
+            # task) costs more than counting both children's; a CA task has a run of
+            # features, whose children are derived from the root's pairs
             lvl0 = max(lvl0, 1)
         search_budget = max(budget - pair_bytes, 1 << 20)
         zobrist = zobrist_table(problem.n_features)
@@ -300,7 +301,7 @@ class CADL85(_DL85Base):
                     "always taken, which the depth-two step gets for free."),
               MIN_SUPPORT, ORDERING, ANYTIME_TREES, CACHE_MB,
               threads_param(1, "one by default: restarts wait for each other, so two "
-                               "threads gain 1.1-1.5x on runs of seconds and lose on "
+                               "threads gain 1.2-1.6x on runs of seconds and lose on "
                                "shorter ones"))
 
     def rule_settings(self, params):

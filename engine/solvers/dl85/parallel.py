@@ -148,11 +148,14 @@ def search(args_for: Callable[[int, float], tuple], relaxation: Relaxation | Non
     thread's bytes (its cache budget in the arguments); `start_bound`: the kernel's
     error of a tree known beforehand, or inf.
 
-    CA-DL8.5: each restart is one search on the threads (tasks under the rule at its
-    threshold, the caches kept, the key starting at the best error so far); after
-    the first exact restart, the winner's first tree of the optimal error is found by
-    a plain DL8.5 search of that task alone (an exact restart may owe its tree to an
-    earlier restart's, which depends on which thread had which task)."""
+    Plain DL8.5 keeps the winning task's own tree with integer weights (`root_tasks`
+    OWN: each branch keeps its first tree of least error, compared exactly), else
+    searches it again.  CA-DL8.5: each restart is one search on the threads (tasks
+    under the rule at its threshold, the caches kept, the key starting at the best
+    error so far); after the first exact restart, the first position of the winning
+    run that reaches the optimum, and its tree, are found by plain DL8.5 on the
+    threads with fresh caches (an exact restart may owe its tree to an earlier
+    restart's, which depends on which thread had which task)."""
 
     def caller(rule, thr, restart, runs):
         args = args_for(rule, thr)
@@ -173,7 +176,14 @@ def search(args_for: Callable[[int, float], tuple], relaxation: Relaxation | Non
     candidates = int(probe[OUT_STATS][ST_ROOT_CANDIDATES])
     runs = ([(p, p + 1) for p in range(candidates)] if relaxation is None
             else _runs(candidates, threads))
-    plain = caller(RULE_NONE, 0.0, 1, runs)
+    # see the docstring
+    plain_final = root_tasks.OWN if eps == 0.0 else root_tasks.SEARCH
+
+    def error(out):
+        return out[OUT_ERROR]
+
+    def complete(out):
+        return out[OUT_OPTIMAL]
     # a quarter of a thread's budget for the bounds it absorbs (the search needs the
     # rest), and a quarter for the exports not yet read
     room = budget // 4 // ENTRY_BYTES * ENTRY_BYTES
@@ -207,12 +217,11 @@ def search(args_for: Callable[[int, float], tuple], relaxation: Relaxation | Non
     best, leading, completed = start_bound, None, False
     for restart, rule, thr in restarts():
         idle[:] = workspaces
-        own = eps == 0.0 or relaxation is not None   # see the docstring
         outcome = root_tasks.run(
-            len(runs), threads, caller(rule, thr, restart, runs), workspace,
-            lambda out: out[OUT_ERROR], lambda out: out[OUT_OPTIMAL], best, eps,
-            monitor, new_sink, make_tree,
-            final=root_tasks.OWN if own else root_tasks.SEARCH, fresh_workspace=Workspace)
+            len(runs), threads, caller(rule, thr, restart, runs), workspace, error,
+            complete, best, eps, monitor, new_sink, make_tree,
+            final=plain_final if relaxation is None else root_tasks.OWN,
+            fresh_workspace=Workspace)
         last = [r[OUT_STATS] for r in outcome.results.values()]
         parts += last
         if outcome.winner is not None and (leading is None or outcome.best <= best + eps):
@@ -225,12 +234,20 @@ def search(args_for: Callable[[int, float], tuple], relaxation: Relaxation | Non
     if leading is not None:
         out = leading.final or leading.results[leading.winner]
         if relaxation is not None and completed:
-            # (its tree's error was published already: its sink is not drained)
-            again = monitor.run_threads([lambda: plain(
-                leading.winner, np.array([best + root_tasks.tie_margin(eps, len(runs))]),
-                0.0, best, Workspace(), new_sink())], [])[0]
-            if again[OUT_OPTIMAL] and abs(again[OUT_ERROR] - best) <= eps:
-                out = again
+            # the winning run's positions by plain DL8.5 on the threads, fresh caches,
+            # from the optimum (ties only): the first position reaching it gives the
+            # tree, as dl85 on threads would (nothing new is shown: the curve is there)
+            first, end = runs[leading.winner]
+            positions = [(p, p + 1) for p in range(first, end)]
+            fresh = Board(budget // 4)
+            again = root_tasks.run(
+                len(positions), threads, caller(RULE_NONE, 0.0, 1, positions),
+                lambda: Workspace(fresh, room, monitor.control), error, complete, best,
+                eps, monitor, new_sink, make_tree, final=plain_final,
+                fresh_workspace=Workspace)
+            if again.completed and again.winner is not None and \
+                    abs(again.best - best) <= eps:
+                out = again.final or again.results[again.winner]
     parts = parts or [probe[OUT_STATS]]
     stats = sum(parts, np.zeros(N_STATS))
     for k in PEAKS:
