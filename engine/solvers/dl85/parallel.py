@@ -230,6 +230,12 @@ def search(args_for: Callable[[int, float], tuple], relaxation: Relaxation | Non
         completed = outcome.completed
         if completed or monitor.should_stop():
             break
+    absorbed = sum(w.absorbed for w in workspaces)
+    # the caches and exports go before the final search takes fresh ones
+    workspaces.clear()
+    idle.clear()
+    board.readers.clear()
+    board.exports.clear()
     out = probe
     if leading is not None:
         out = leading.final or leading.results[leading.winner]
@@ -255,7 +261,6 @@ def search(args_for: Callable[[int, float], tuple], relaxation: Relaxation | Non
     for k in SETTINGS:
         stats[k] = max((p[k] for p in last), default=0.0)
     stats[ST_ROOT_CANDIDATES] = candidates
-    absorbed = sum(w.absorbed for w in workspaces)
     return (*out[:5], min(best, probe[OUT_ERROR]), completed, stats, absorbed)
 
 
