@@ -14,6 +14,7 @@ from engine.solvers.protocol import Param
 
 ENVIRONMENT = "ORCHARD_THREADS"
 
+
 def threads_param(default: int = 0, why: str = "") -> Param:
     """The `threads` parameter, with a default (0 = every core) and why it is not 0."""
     return Param("threads", "int", default,

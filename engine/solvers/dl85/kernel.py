@@ -121,7 +121,7 @@ ST_PUBLISHED = 9
 ST_FIRST_T = 10       # seconds until the first incumbent
 ST_THRESHOLD = 11     # the rule's threshold in the last restart
 ST_RULE_ACTIVE = 12   # whether the rule still pruned in the last restart
-ST_ROOT_CANDIDATES = 13  # features the root tries (before a task keeps one)
+ST_ROOT_CANDIDATES = 13  # features the root tries (before a task keeps its run)
 N_STATS = 14
 
 SNAPSHOT_EVERY = 0.002  # seconds between two evaluations of the stop-now tree
@@ -197,8 +197,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                 check_sup, eps, kind, rule, relaxation, thr0, step, factor, rule_d2,
                 snapshots, Z, use_d2, lvl0, memory_budget, interval, Xg, Vg, fmap, flip,
                 offset, global_lb, restart, root_position, root_end, shared, margin, goal,
-                control, state,
-                events, nodes, thresholds, values, cache):
+                control, state, events, nodes, thresholds, values, cache):
     """Best tree of depth <= max_depth (see the module docstring).
 
     Xt: uint8[F, n] 0/1 features (internal: flipped where `flip`), indptr/indices:

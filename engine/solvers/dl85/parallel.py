@@ -67,16 +67,19 @@ class Board:
         self.readers: list[Workspace] = []
         self.limit = limit
         self.held = 0              # bytes of the exports not dropped
+        self.dropped = 0           # exports dropped: always the oldest ones
 
     def add(self, owner, keys, bounds) -> None:
         with self.lock:
             self.exports.append((owner, keys, bounds))
             self.held += keys.nbytes + bounds.nbytes
             done = min((r.read for r in self.readers), default=len(self.exports))
-            for i, export in enumerate(self.exports):
-                if export is not None and (i < done or self.held > self.limit):
-                    self.exports[i] = None
-                    self.held -= export[1].nbytes + export[2].nbytes
+            while self.dropped < len(self.exports) and (
+                    self.dropped < done or self.held > self.limit):
+                _, old_keys, old_bounds = self.exports[self.dropped]
+                self.exports[self.dropped] = None
+                self.held -= old_keys.nbytes + old_bounds.nbytes
+                self.dropped += 1
 
 
 class Workspace:
@@ -184,6 +187,7 @@ def search(args_for: Callable[[int, float], tuple], relaxation: Relaxation | Non
 
     def complete(out):
         return out[OUT_OPTIMAL]
+
     # a quarter of a thread's budget for the bounds it absorbs (the search needs the
     # rest), and a quarter for the exports not yet read
     room = budget // 4 // ENTRY_BYTES * ENTRY_BYTES
