@@ -12,6 +12,7 @@ from optimal_trees import (
     cancelled_from_another_thread,
     dataset_from_arrays,
     exhaustive,
+    leaf_error,
     random_weights,
     shared_dataset,
     stopped_by_time_limit,
@@ -348,3 +349,55 @@ def test_an_earlier_task_keeps_its_tie_when_a_later_one_finishes_first(
             forced = _fit(X, y, w, K, depth, 2, algorithm)
         assert forced.train_error == pytest.approx(expected.train_error, abs=1e-9), seed
         assert _same_tree(forced.tree, expected.tree), seed
+
+
+def _contree_task(X, y, w, K, depth, feature, key):
+    """(root feature, root threshold, error) of the ConTree task "the best tree whose
+    root splits `feature`", started with the shared key `key` (margin 0)."""
+    from engine.solvers import kernel_support as ks
+    from engine.solvers.contree.adapter import Problem
+    from engine.solvers.contree.kernel import contree_search, root_order
+
+    data = dataset_from_arrays(X, y, w, K, binary=False)
+    problem = Problem(data, depth, lambda *_: None)
+    IDX, RK = problem.sorted_lists()
+    order, _ = root_order(IDX, RK, problem.y, problem.w, K)
+    z = np.random.default_rng(0).integers(0, 2 ** 63, (2, problem.n), dtype=np.uint64)
+    control = np.zeros(ks.CONTROL_SIZE)
+    control[ks.C_DEADLINE] = np.inf
+    sink = ks.IncumbentSink(problem.tree_cap(), K)
+    out = contree_search(problem.X, problem.y, problem.w, K, depth, 0.0, problem.eps, IDX,
+                         RK, z[0], z[1], problem.tree_cap(), 1000, 8000, 1.0, feature, 0, 1,
+                         order, np.array([key]), 0.0, -np.inf, control, *sink.buffers())
+    return int(out[0][0]), float(out[1][0]), float(out[5])
+
+
+def test_a_contree_task_keeps_the_first_split_point_of_its_ties_whatever_its_bound():
+    """With integer weights a task's root split point is the first (lowest threshold)
+    of those reaching its optimum, however low the bound the other threads passed it:
+    none, the task's own best plus half a unit (a warm start's), or a later task's tie
+    (checked against the exhaustive search of every root threshold)."""
+    checked = 0
+    for seed in range(80):
+        X, y, _, K = _case(seed)
+        w = np.random.default_rng(seed).integers(1, 3, len(y)).astype(float)
+        rows = np.arange(len(y))
+        for depth in (2, 3):
+            for feature in range(X.shape[1]):
+                values = {}
+                for t in np.unique(X[:, feature])[:-1]:
+                    left = X[:, feature] <= t
+                    values[t] = (exhaustive(X[left], y[left], w[left], K, depth - 1)
+                                 + exhaustive(X[~left], y[~left], w[~left], K, depth - 1))
+                if not values or min(values.values()) >= leaf_error(y, w, rows, K):
+                    continue
+                best = min(values.values())
+                first = min(t for t, v in values.items() if v == best)
+                for key in (np.inf, best + 0.5, best + 0.2):
+                    f, threshold, error = _contree_task(X, y, w, K, depth, feature, key)
+                    where = (seed, depth, feature, key)
+                    assert (f, error) == (feature, best), where
+                    upper = min(v for v in np.unique(X[:, feature]) if v > first)
+                    assert first <= threshold < upper, where
+                checked += 1
+    assert checked > 100

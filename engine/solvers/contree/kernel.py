@@ -130,6 +130,9 @@ ST_PUBLISHED = 8
 N_STATS = 9
 
 INF = np.inf
+# Relative slack of `_tie_target`'s test: (best + margin) - margin is best to a few
+# ulps, far closer than two tasks' margins ever are.
+TIE_SLACK = 1e-9
 
 
 @njit(cache=True, nogil=True)
@@ -771,6 +774,16 @@ def _target(UB, best, gh, root, shared, margin):
 
 
 @njit(cache=True, nogil=True)
+def _tie_target(T, UB, best, shared, margin):
+    """A task's target for split points left of its best one when it keeps the first
+    of its ties (see `contree_search`): one that ties its best is searched too, unless
+    another task's key already beats that best (then no tie of it can win)."""
+    if shared[0] - margin >= best - TIE_SLACK * (1.0 + best):
+        return min(UB, best + 0.5)
+    return T
+
+
+@njit(cache=True, nogil=True)
 def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
     """Best tree of depth <= L on rows IDX[slot(L), :, off:off+nL] (see the module
     docstring): returns (its error, a lower bound >= min(error, UB) - G); the tree is
@@ -860,6 +873,10 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
     # a root told to search one feature (see contree_search) has the order computed
     # once for all threads (D2Split sweeps its second features in it)
     rootf = W[W_IPAR][IP_ROOTF] if root else -1
+    # a task with integer weights and no gap keeps, of its trees of least error, the
+    # one of the first split point: bidx = that point's index (-1 = none yet)
+    ties = rootf >= 0 and eps == 0.0 and G == 0.0
+    bidx = -1
     if rootf < 0:
         _gini_order(IDXs, RKs, off, nL, y, w, K, tot, scr[2], scr[3], FORD)
     else:
@@ -915,7 +932,11 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
                 qh = 0
             qn -= 1
             T = _target(UB, best, gh, root, shared, margin)
+            if ties and i < bidx:
+                T = _tie_target(T, UB, best, shared, margin)
             if T <= floor + eps:
+                if ties:
+                    continue   # right of the best: nothing here can beat it
                 done = True
                 break
             # zero-error theorem
@@ -1020,13 +1041,14 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
             # bound, which the node's own guarantee (G = gh + 2 gc) absorbs
             RLs[mid] = lbL + gc
             RRs[mid] = lbR + gc
-            if compL and vL <= eps and mid + 1 > ML:
-                ML = mid + 1
+            if compL and vL <= eps and mid + 1 > ML and not ties:
+                ML = mid + 1   # (the splits to the left are no better, but may tie)
             if compR and vR <= eps and mid - 1 < MR:
                 MR = mid - 1
             vw = vL + vR
-            if vw < best - eps:
+            if vw < best - eps or (ties and vw <= best and mid < bidx):
                 best = vw
+                bidx = mid
                 if L == 2:
                     TBN[L] = _compose_d2(TBF, TBT, L, f, thr, fL, tL, fR, tR)
                 else:
@@ -1037,7 +1059,8 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
                     info[PI_PENDING] = 1.0
                     if best + margin < shared[0]:   # racy but sound (root_tasks)
                         shared[0] = best + margin
-                if best <= floor + eps or (root and best <= W[W_FPAR][FP_GOAL] + eps):
+                if (best <= floor + eps and not ties) or (
+                        root and best <= W[W_FPAR][FP_GOAL] + eps):
                     done = True
             if root and info[PI_PENDING] != 0.0 and (
                     ks.monotonic() - info[PI_LAST] >= info[PI_INTERVAL]):
@@ -1046,6 +1069,8 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
                 break
             # neighbourhood pruning, then the two halves
             T = _target(UB, best, gh, root, shared, margin)
+            if ties and i < bidx:
+                T = _tie_target(T, UB, best, shared, margin)
             dl = RLs[mid] + RRs[mid] - T - eps
             if dl < 0.0:
                 dl = 0.0
@@ -1105,8 +1130,14 @@ def contree_search(X, y, w, K, D, G, eps, IDX, RK, z1, z2, tree_cap, cache_entri
     root that improves lowers it to best + margin, and prunes against shared[0] -
     margin (`margin` grows with the task's place in the order; see
     `engine.solvers.root_tasks`).  The root stops as soon as its error reaches `goal`
-    (an optimum known already).  One thread: root_feature = -1, shared[0] = inf,
-    margin = 0, goal = -inf.
+    (an optimum known already).  With integer weights and no gap (eps = G = 0) such a
+    task keeps, of its trees of least error, the one of its first split point: the
+    intervals left of its best split point are searched against best + 1/2 (ties
+    included, also in the children's bounds, and without the zero-error clip to the
+    left, which drops ties), those right of it against the best as usual, and a tie
+    left of it replaces the best -- so the split point found does not depend on the
+    bounds the other threads passed (`_tie_target`).  One thread: root_feature = -1,
+    shared[0] = inf, margin = 0, goal = -inf.
 
     Returns (feature, threshold, left, right, value) of the best tree (preorder), its
     error, a lower bound on the optimum (>= error - G when the search completed),
