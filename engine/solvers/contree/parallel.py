@@ -4,7 +4,9 @@ A task is a root feature and a part of its split points ("the best tree whose ro
 splits f within part p").  Features come in the order the single-threaded search
 tries them (`root_order`), each cut into `parts` equal runs of split points so that
 there are at least TASKS_PER_THREAD tasks per thread (with few features the last one
-would otherwise run alone while the other threads idle).  A task is one call of
+would otherwise run alone while the other threads idle), the first one into a part per
+thread at least (its search is often the longest: on magic its one task took 47 s of
+a 48 s run on two threads, the other thread done with every other task at 37 s).  A task is one call of
 `contree_search` with `root_feature` and `part`; a thread has its own cache and its
 own copy of the per-level row lists, while the root's sorted lists and the data are
 shared, read only.  With integer weights and no gap a task keeps, of its trees of least
@@ -48,7 +50,11 @@ def search(problem, G: float, IDX, RK, z1, z2, cap: int, entries: int, pool_node
     X, y, w, K, D = problem.X, problem.y, problem.w, problem.n_classes, problem.depth
     order, splitting = root_order(IDX, RK, y, w, K)
     parts = min(MAX_PARTS, -(-TASKS_PER_THREAD * threads // max(splitting, 1)))
-    tasks = [(int(f), part) for f in order[:splitting] for part in range(parts)]
+    # the first feature, whose search is the longest (the best split, the weakest
+    # bound), is cut into a part per thread at least
+    runs = [max(parts, threads) if i == 0 else parts for i in range(splitting)]
+    tasks = [(int(f), part, runs[i]) for i, f in enumerate(order[:splitting])
+             for part in range(runs[i])]
 
     def search_part(feature, part, of, shared, margin, goal, lists, sink):
         # the trees whose root splits `feature` at a split point of run `part` of `of`
@@ -58,10 +64,9 @@ def search(problem, G: float, IDX, RK, z1, z2, cap: int, entries: int, pool_node
 
     def call(task, shared, margin, goal, lists, sink, piece=(0, 1)):
         # piece s of S of part p of P: part p * S + s of P * S (the same split points)
-        feature, part = tasks[task]
+        feature, part, of = tasks[task]
         s, S = piece
-        return search_part(feature, part * S + s, parts * S, shared, margin, goal, lists,
-                           sink)
+        return search_part(feature, part * S + s, of * S, shared, margin, goal, lists, sink)
 
     def workspace():
         # the root's sorted lists are read only; the lower levels are written
