@@ -30,20 +30,19 @@ number of threads.  It is searched once more, alone, with a fresh workspace, the
 E + tie and `goal` E (its root stops at its first tree of error E: no proof is
 needed any more, so this costs a fraction of the task): that search does not depend
 on timing either, so the tree is always the same.  With `pieces` > 1 (contree with
-fractional weights) the
-winner's candidates are cut into that many pieces, each searched alone that way, and
-the answer is the tree of the first piece in order that reaches E (one does: the
-winner's tree lies in one): still independent of timing, and the pieces run on all
-threads.  Threads that find no task left search the pieces of the best (error, task)
-pair finished so far while the others end their last tasks, and wait for a new best
-pair while any task runs; a piece is kept when its pair is still the best at the
-end (the usual case: the last tasks rarely win), and the caller searches any piece
-still missing.  A solver whose task returns the first tree of its error in a fixed
-order whatever bound it was given (`dl85` with integer weights: every branch keeps
-its first tree of least error, exactly compared) needs no second search
-(`final=OWN`): the winner's own tree is already that one (`contree` with integer
-weights keeps the winner's own root split point this way, the first of its ties, and
-searches that one split point again for its subtrees).
+fractional weights) the winner's candidates are cut into that many pieces, each
+searched alone that way, and the answer is the tree of the first piece in order that
+reaches E (one does: the winner's tree lies in one): still independent of timing, and
+the pieces run on all threads.  Threads that find no task left search the pieces of
+the best (error, task) pair finished so far while the others end their last tasks,
+and wait for a new best pair while any task runs; a piece is kept when its pair is
+still the best at the end (the usual case: the last tasks rarely win), and the caller
+searches any piece still missing.  A solver whose task returns the first tree of its
+error in a fixed order whatever bound it was given (`dl85` with integer weights:
+every branch keeps its first tree of least error, exactly compared) needs no second
+search (`final=OWN`): the winner's own tree is already that one (`contree` with
+integer weights keeps the winner's own root split point this way, the first of its
+ties, and searches that one split point again for its subtrees).
 
 Stop and time limit: every call polls the Monitor's control array and a thread takes
 no new task once the run is stopped, so all threads end within one poll; a run
