@@ -9,7 +9,8 @@ each alpha, under one time limit per run (a tenth for the heuristic, the rest fo
 the MILP; the paper gave Gurobi 600 s after 60 s of heuristic).
 
 Table 1 counts the runs where HiGHS proved optimality and, separately, those where
-the MILP improved the heuristic's diagram without a proof.  The accuracy table
+the final diagram beats the heuristic's without a proof (by the tree seed, the MILP
+or both; "of which by the MILP": the MILP improved on the diagram it started from).  The accuracy table
 picks, per data set and seed, the skeleton (I-IV) and alpha of best validation
 accuracy for the diagram and the alpha of best validation accuracy for the tree,
 as the paper's calibration does, and reports their test accuracy.
@@ -80,10 +81,13 @@ def runs_for(name: str, seed: int, alphas, limit: float, modes):
             seconds = time.perf_counter() - started
             wait_idle(60)
             stats = result.stats
+            tolerance = 1e-6 * max(1.0, float(data.w.sum()))
             yield {"set": name, "seed": seed, "skeleton": label, "alpha": alpha, "mode": mode,
                    "rows": data.n_rows, "features": data.n_features,
                    "status": result.status.value, "optimal": bool(result.optimal),
-                   "improved": bool(stats.get("milp_improved", False)),
+                   "improved": stats["objective"] < stats["heuristic_objective"] - tolerance,
+                   "seed_improved": stats.get("tree_seed") == "used",
+                   "milp_improved": bool(stats.get("milp_improved", False)),
                    "lns_improved": stats.get("lns_improvements", 0) > 0,
                    "skipped": "milp_skipped" in stats,
                    "heuristic_objective": stats["heuristic_objective"],
@@ -98,9 +102,9 @@ def mode_label(mode: str) -> str:
 
 
 def table1(records, alphas) -> list[str]:
-    header = ("| skeleton | alpha | runs | proven optimal | improved, no proof | MILP skipped "
-              "| paper proven | paper improved |")
-    lines = [header, "|---|---|---|---|---|---|---|---|"]
+    header = ("| skeleton | alpha | runs | proven optimal | improved, no proof | "
+              "of which by the MILP | MILP skipped | paper proven | paper improved |")
+    lines = [header, "|---|---|---|---|---|---|---|---|---|"]
     for label in SKELETONS:
         for alpha in alphas:
             cell = [r for r in records if r["skeleton"] == label and r["alpha"] == alpha]
@@ -108,18 +112,20 @@ def table1(records, alphas) -> list[str]:
                 continue
             proven = sum(r["optimal"] for r in cell)
             improved = sum(r["improved"] and not r["optimal"] for r in cell)
+            by_milp = sum(r["milp_improved"] and not r["optimal"] for r in cell)
             skipped = sum(r["skipped"] for r in cell)
             paper = ("", "")
             if alpha in PAPER_ALPHAS:
                 k = PAPER_ALPHAS.index(alpha)
                 paper = tuple(f"{PAPER[label][i][k] / PAPER_RUNS:.0%}" for i in (0, 1))
             lines.append(f"| {label} | {alpha:g} | {len(cell)} | {proven} ({proven / len(cell):.0%}) "
-                         f"| {improved} ({improved / len(cell):.0%}) | {skipped} "
+                         f"| {improved} ({improved / len(cell):.0%}) | {by_milp} | {skipped} "
                          f"| {paper[0]} | {paper[1]} |")
     proven = sum(r["optimal"] for r in records)
     improved = sum(r["improved"] and not r["optimal"] for r in records)
+    by_milp = sum(r["milp_improved"] and not r["optimal"] for r in records)
     lines.append(f"| all | | {len(records)} | {proven} ({proven / len(records):.0%}) | "
-                 f"{improved} ({improved / len(records):.0%}) | "
+                 f"{improved} ({improved / len(records):.0%}) | {by_milp} | "
                  f"{sum(r['skipped'] for r in records)} | 32% | 25% |")
     return lines
 
@@ -182,8 +188,9 @@ def main() -> None:
         mine = [r for r in records if r["mode"] == mode]
         print(f"### {mode_label(mode)}\n")
         print("\n".join(table1(mine, alphas)))
-        print(f"\nThe LNS improved the heuristic's diagram in "
-              f"{sum(r['lns_improved'] for r in mine)} of {len(mine)} runs.\n")
+        print(f"\nThe tree seed beat the heuristic's diagram in "
+              f"{sum(r['seed_improved'] for r in mine)} of {len(mine)} runs; the LNS improved "
+              f"its start in {sum(r['lns_improved'] for r in mine)}.\n")
         print("\n".join(accuracy_table(mine)))
         print()
 

@@ -32,21 +32,29 @@ _STOP_STATUS = {ks.STOP_CANCEL: Status.CANCELLED, ks.STOP_TIME: Status.TIME_LIMI
 class Monitor:
     def __init__(self, time_limit: float | None = None,
                  on_incumbent: Callable[[Any, float, float, float], None] | None = None,
-                 on_progress: Callable[[str, float | None], None] | None = None):
+                 on_progress: Callable[[str, float | None], None] | None = None,
+                 control: np.ndarray | None = None):
         """`on_incumbent(tree, t, error, lower_bound)` is called from the solving thread,
-        `on_progress(stage, fraction)` from whichever thread runs a data stage."""
+        `on_progress(stage, fraction)` from whichever thread runs a data stage.
+
+        `control`: another Monitor's control array, for a helper search inside that
+        run (`odd`'s tree seed): it obeys that run's Stop, deadline and clock, while
+        its trees stay its own (`time_limit` then only words its messages)."""
         if time_limit is not None and not time_limit > 0:
             raise ValueError("time_limit must be positive")
         self.time_limit = time_limit
         self.on_incumbent = on_incumbent
         self.on_progress = on_progress
         self.stage = "starting"
-        self.control = np.zeros(ks.CONTROL_SIZE)
-        self.control[ks.C_DEADLINE] = math.inf
         self.incumbents: list[tuple[float, float, float]] = []
         self.best_tree = None
         self.best_error = math.inf
         self.floor = math.inf   # a warm start's error: worse trees are not shown
+        if control is not None:
+            self.control = control
+            return
+        self.control = np.zeros(ks.CONTROL_SIZE)
+        self.control[ks.C_DEADLINE] = math.inf
         self.start()
 
     def start(self) -> None:
@@ -75,14 +83,16 @@ class Monitor:
         return max(0.0, self.control[ks.C_DEADLINE] - time.monotonic())
 
     @contextmanager
-    def share(self, fraction: float):
-        """Within the block the deadline is at most `fraction` of the time left away:
-        the training fit of a run that then tests folds gets its share of the one
-        time limit.  Afterwards the run's own deadline is back in force."""
+    def share(self, fraction: float, cap: float = math.inf):
+        """Within the block the deadline is at most `fraction` of the time left away
+        (and at most `cap` seconds, with or without a time limit): the training fit
+        of a run that then tests folds gets its share of the one time limit.
+        Afterwards the run's own deadline is back in force."""
         saved = self.control[ks.C_DEADLINE]
+        now = time.monotonic()
         if self.time_limit is not None and fraction < 1:
-            now = time.monotonic()
             self.control[ks.C_DEADLINE] = min(saved, now + (saved - now) * fraction)
+        self.control[ks.C_DEADLINE] = min(self.control[ks.C_DEADLINE], now + cap)
         try:
             yield
         finally:

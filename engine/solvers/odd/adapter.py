@@ -3,6 +3,9 @@
 Two steps, as in the paper.  The multi-start heuristic (`heuristic`) builds a
 diagram within the skeleton; then the MILP (`milp`, solved by HiGHS) starts
 from it, with its objective as cutoff, and either improves it or proves it optimal.
+Between the two, the best optimal tree of each depth the skeleton holds (ConTree,
+pruned for alpha; `tree_seed`) is tried: the MILP step starts from it instead when
+it beats the heuristic's diagram (stats["tree_seed"] says what became of it).
 
 What is optimised is the paper's objective (18): misclassified training weight
 plus `alpha * W / (|V_I| - 1)` per active decision node other than the root (W the
@@ -50,6 +53,7 @@ from engine.solvers.odd.common import SideConstraints, Skeleton
 from engine.solvers.odd.heuristic import OddHeuristic
 from engine.solvers.odd.lns import LnsOutcome, OddLns
 from engine.solvers.odd.milp import OddMilp
+from engine.solvers.odd.tree_seed import SEED_CAP, SEED_SHARE, tree_seed
 from engine.solvers.protocol import Param, Result, Solver, Status
 from engine.solvers.registry import register
 
@@ -107,6 +111,9 @@ class Odd(Solver):
         Param("milp_mode", "choice", "lns", "lns: re-optimise one part of the diagram at a "
               "time with the MILP (large-neighbourhood search), then the whole MILP in the "
               "time left; full: the whole MILP from the start.", choices=("lns", "full")),
+        Param("tree_seed", "bool", True, "Start the MILP step from the best optimal tree "
+              "the skeleton holds (ConTree, pruned for alpha) when it beats the "
+              "heuristic's diagram."),
         Param("max_milp_nonzeros", "int", 2_000_000, "Skip the MILP when it would have "
               "more nonzeros than this (memory guard).", 1, None),
         Param("min_flow", "float", 0.0, "Least training weight through every decision "
@@ -162,7 +169,8 @@ class Odd(Solver):
                 f"max_milp_nonzeros={size.nonzeros}, more memory) or use fewer layers or "
                 "features.")
             return run.result(proven=False)
-        return run.milp(milp, diagram, params["seed"], params["milp_mode"] == "lns")
+        return run.milp(milp, diagram, params["seed"], params["milp_mode"] == "lns",
+                        params["tree_seed"])
 
 
 class _Run:
@@ -203,10 +211,20 @@ class _Run:
             self.lower_bound = bound
             self.monitor.publish(self.best, self.best.error(self.X, self.y, self.w), bound)
 
-    def milp(self, milp: OddMilp, start_diagram: Diagram, seed: int, lns: bool) -> Result:
-        """The MILP step from the heuristic's diagram: the LNS first if asked, then the
-        full MILP from the best diagram so far, in the time left."""
+    def milp(self, milp: OddMilp, heuristic: Diagram, seed: int, lns: bool,
+             tree_seed: bool) -> Result:
+        """The MILP step from the heuristic's diagram, or from the tree seed when that
+        is better: the LNS first if asked, then the full MILP from the best diagram so
+        far, in the time left."""
         milp.build()
+        start_diagram = self.seeded(milp, heuristic) if tree_seed else heuristic
+        if self.monitor.should_stop():
+            self.stats.update(milp_status="not run: stopped during the tree seed",
+                              message="The run stopped while the tree seed was searched, "
+                              "before the MILP: the diagram is the better of the "
+                              "heuristic's and the seed's, not proven optimal; give it "
+                              "more time.")
+            return self.result(proven=False, interrupted=True)
         broken = self.constraints.violations(start_diagram, self.X, self.w)
         start = None if broken else milp.warm_start(start_diagram)
         self.stats["warm_start"] = ("used" if start is not None else
@@ -221,6 +239,32 @@ class _Run:
             start = outcome.columns
         return self.full_milp(milp, start, start_diagram, seed)
 
+    def seeded(self, milp: OddMilp, heuristic: Diagram) -> Diagram:
+        """The tree seed (`tree_seed`) if it beats the heuristic's diagram, meets the
+        side constraints and is a start the MILP can take; else the heuristic's."""
+        started = self.monitor.elapsed()
+        with self.monitor.share(SEED_SHARE, SEED_CAP):
+            seed = tree_seed(self.data, self.X, self.y, self.w, self.skeleton, self.penalty,
+                             self.objective, self.monitor)
+        self.stats["tree_seed_seconds"] = float(self.monitor.elapsed() - started)
+        if seed is None:
+            self.stats["tree_seed"] = "none: no tree of depth 2 fits the skeleton, or stopped"
+            return heuristic
+        objective = self.objective(seed)
+        self.stats["tree_seed_objective"] = objective
+        tolerance = 1e-6 * max(1.0, float(self.w.sum()))
+        if objective >= self.objective(heuristic) - tolerance:
+            self.stats["tree_seed"] = "not better than the heuristic's diagram"
+        elif self.constraints.violations(seed, self.X, self.w):
+            self.stats["tree_seed"] = "breaks the side constraints"
+        elif milp.warm_start(seed) is None:
+            self.stats["tree_seed"] = "not representable in the MILP"
+        else:
+            self.stats["tree_seed"] = "used"
+            self.offer(seed, 0.0)
+            return seed
+        return heuristic
+
     def lns(self, milp: OddMilp, diagram: Diagram, seed: int) -> LnsOutcome:
         """The large-neighbourhood search (`lns`), its diagrams published as found."""
         started = self.monitor.elapsed()
@@ -232,9 +276,10 @@ class _Run:
                           lns_seconds=float(self.monitor.elapsed() - started))
         return outcome
 
-    def full_milp(self, milp: OddMilp, start: np.ndarray | None, heuristic: Diagram,
+    def full_milp(self, milp: OddMilp, start: np.ndarray | None, start_diagram: Diagram,
                   seed: int) -> Result:
-        """The whole MILP from `start` (the best diagram's columns, or None)."""
+        """The whole MILP from `start` (the best diagram's columns, or None);
+        `start_diagram` is the one the MILP step started from."""
         tolerance = 1e-6 * max(1.0, float(self.w.sum()))
         cutoff = self.best_objective + tolerance if start is not None else None
 
@@ -250,7 +295,7 @@ class _Run:
                 np.array_equal(milp.terminal_classes(outcome.values), decoded.predict(self.X)))
             self.offer(decoded, 0.0)
         self.stats.update(milp_status=outcome.status,
-                          milp_improved=self.best is not heuristic)
+                          milp_improved=self.best is not start_diagram)
         proven = outcome.status == "optimal" or (outcome.status == "infeasible"
                                                  and cutoff is not None)
         if proven:

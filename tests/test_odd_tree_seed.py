@@ -1,0 +1,121 @@
+"""`odd`'s tree seed (odd.tree_seed): optimal trees laid into the skeleton.
+
+The seed must be a diagram that fits the skeleton and costs what objective (18) says;
+without a node cost, on a tree skeleton, it must be the optimum that the enumeration
+of every diagram finds (ConTree's exact trees, converted without loss); the MILP step
+must start from it when it beats the heuristic, and it must obey the run's deadline.
+"""
+
+import time
+
+import numpy as np
+import pytest
+from optimal_trees import dataset_from_arrays
+from test_odd import brute_force, objective
+
+from engine.solvers.monitor import Monitor
+from engine.solvers.odd.common import Skeleton
+from engine.solvers.odd.tree_seed import as_diagram, seed_depth, tree_seed
+from engine.training import train
+
+
+@pytest.mark.parametrize("text,depth", [("1-2-4-8", 4), ("1-2-4-4-4", 3), ("1-2-3-3", 2),
+                                        ("1-2-2-2-2", 2), ("1-1-1", 1), ("1", 1)])
+def test_seed_depth_is_the_deepest_complete_tree_the_skeleton_holds(text, depth):
+    assert seed_depth(Skeleton.parse(text, 0, False)) == depth
+
+
+def seed_of(data, skeleton, alpha, monitor=None):
+    penalty = skeleton.penalty(alpha, float(data.w.sum()))
+
+    def cost(diagram):
+        return objective(diagram, data.X, data.y, data.w, skeleton, alpha)
+
+    return tree_seed(data, data.X, data.y, data.w, skeleton, penalty, cost,
+                     monitor or Monitor(None))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_without_node_cost_the_seed_of_a_tree_skeleton_is_the_enumerated_optimum(seed):
+    rng = np.random.default_rng(seed)
+    n, F, levels, K = 9, 2, int(rng.integers(2, 5)), int(rng.integers(2, 4))
+    widths = (1, 2) if seed % 2 else (1, 2, 4)
+    X = rng.integers(0, levels, (n, F)) / (levels - 1)
+    y = rng.integers(0, K, n)
+    y[:K] = np.arange(K)                 # every class present
+    data = dataset_from_arrays(X, y, np.ones(n), K, binary=False)
+    skeleton = Skeleton(widths, True)
+    diagram = seed_of(data, skeleton, 0.0)
+    expected = brute_force(X, y, K, widths, 0.0, True)
+    if diagram is None:   # only when no tree beats a single leaf
+        assert expected >= n - np.bincount(y).max() - 1e-9
+        return
+    assert all(len(layer) <= width for layer, width in zip(diagram.layers, widths))
+    assert diagram.depth <= len(widths)
+    assert objective(diagram, X, y, np.ones(n), skeleton, 0.0) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pruning_keeps_a_test_only_when_it_saves_more_than_its_cost(seed):
+    """The pruned diagram costs no more than the unpruned tree, and no node sends
+    both sides to one class terminal."""
+    rng = np.random.default_rng(100 + seed)
+    n, K = 40, 3
+    X = rng.random((n, 3))
+    y = rng.integers(0, K, n)
+    data = dataset_from_arrays(X, y, np.ones(n), K, binary=False)
+    tree = train(data, "contree", {"depth": 3}).tree
+    skeleton = Skeleton((1, 2, 4), True)
+    for alpha in (0.0, 0.1, 0.5):
+        penalty = skeleton.penalty(alpha, float(n))
+        diagram = as_diagram(tree, X, y, np.ones(n), penalty, data.prep)
+        internal = int((tree.feature >= 0).sum())
+        unpruned = tree.error(X, y) + penalty * (internal - 1)
+        if diagram is None:   # only when a single leaf costs no more than the tree
+            assert n - np.bincount(y).max() <= unpruned + 1e-9
+            continue
+        pruned = diagram.error(X, y) + penalty * (diagram.n_internal - 1)
+        assert pruned <= unpruned + 1e-9
+        assert diagram.n_internal <= internal
+        for k in range(diagram.n_internal):
+            left, right = diagram.children(k)
+            assert left != right
+
+
+def xor_data(seed=0, n=64):
+    """y = x0 xor x1, and x2 = y with a quarter flipped: information gain takes x2 at
+    the root, after which one more test cannot reach the error 0 of x0 then x1."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, (n, 3)).astype(float)
+    y = X[:, 0].astype(int) ^ X[:, 1].astype(int)
+    X[:, 2] = y ^ (np.arange(n) % 4 == 0)
+    return dataset_from_arrays(X, y, np.ones(n), 2, binary=False)
+
+
+def test_the_milp_step_starts_from_the_seed_when_the_heuristic_misses_it():
+    data = xor_data()
+    params = {"skeleton": "1-2", "alpha": 0.01, "restarts": 1, "heuristic_time": 0.2}
+    seeded = train(data, "odd", params, time_limit=10)
+    stats = seeded.stats
+    assert stats["tree_seed"] == "used"
+    assert stats["tree_seed_objective"] < stats["heuristic_objective"]
+    assert seeded.train_error == 0
+    assert stats["objective"] <= stats["tree_seed_objective"] + 1e-9
+    plain = train(data, "odd", {**params, "tree_seed": False}, time_limit=10)
+    assert "tree_seed" not in plain.stats
+    assert plain.stats["objective"] >= stats["objective"] - 1e-9
+
+
+def test_the_seed_keeps_within_its_share_of_the_time():
+    """Random labels make ConTree's depth-4 search long; the seed stops at the cap."""
+    rng = np.random.default_rng(7)
+    n = 600
+    data = dataset_from_arrays(rng.random((n, 12)), rng.integers(0, 2, n), np.ones(n), 2,
+                               binary=False)
+    monitor = Monitor(None)
+    started = time.monotonic()
+    with monitor.share(1.0, cap=0.3):
+        diagram = seed_of(data, Skeleton((1, 2, 4, 8), False), 0.01, monitor)
+    assert time.monotonic() - started < 0.3 + 0.3
+    assert not monitor.should_stop()      # the run itself goes on after the share
+    assert diagram is None or diagram.n_internal <= 15
