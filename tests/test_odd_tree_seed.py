@@ -19,9 +19,9 @@ from engine.solvers.odd.tree_seed import as_diagram, seed_depth, tree_seed
 from engine.training import train
 
 
-@pytest.mark.parametrize("text,depth", [("1-2-4-8", 4), ("1-2-4-4-4", 3), ("1-2-3-3", 2),
-                                        ("1-2-2-2-2", 2), ("1-1-1", 1), ("1", 1)])
-def test_seed_depth_is_the_deepest_complete_tree_the_skeleton_holds(text, depth):
+@pytest.mark.parametrize("text,depth", [("1-2-4-8", 4), ("1-2-4-4-4", 4), ("1-2-3", 3),
+                                        ("1-1-1", 3), ("1", 1)])
+def test_seed_depth_is_the_skeletons_up_to_four(text, depth):
     assert seed_depth(Skeleton.parse(text, 0, False)) == depth
 
 
@@ -68,7 +68,7 @@ def test_pruning_keeps_a_test_only_when_it_saves_more_than_its_cost(seed):
     skeleton = Skeleton((1, 2, 4), True)
     for alpha in (0.0, 0.1, 0.5):
         penalty = skeleton.penalty(alpha, float(n))
-        diagram = as_diagram(tree, X, y, np.ones(n), penalty, data.prep)
+        diagram = as_diagram(tree, X, y, np.ones(n), penalty, skeleton.widths, data.prep)
         internal = int((tree.feature >= 0).sum())
         unpruned = tree.error(X, y) + penalty * (internal - 1)
         if diagram is None:   # only when a single leaf costs no more than the tree
@@ -80,6 +80,51 @@ def test_pruning_keeps_a_test_only_when_it_saves_more_than_its_cost(seed):
         for k in range(diagram.n_internal):
             left, right = diagram.children(k)
             assert left != right
+
+
+def prunings(tree, node, rows, X, y, K, layer):
+    """Every pruning of `tree` below `node` as (error, tests per layer, leaf class or
+    None), by enumeration; a test may not send both sides to one class terminal."""
+    counts = np.bincount(y[rows], minlength=K)
+    out = [(len(rows) - counts.max(), {}, int(np.argmax(counts)))] if layer else []
+    if tree.feature[node] < 0:
+        return out or [(len(rows) - counts.max(), {}, int(np.argmax(counts)))]
+    left = X[rows, tree.feature[node]] <= tree.threshold[node]
+    for le, ll, lc in prunings(tree, tree.left[node], rows[left], X, y, K, layer + 1):
+        for re, rl, rc in prunings(tree, tree.right[node], rows[~left], X, y, K, layer + 1):
+            if lc is not None and lc == rc:
+                continue
+            tests = {l: ll.get(l, 0) + rl.get(l, 0) for l in set(ll) | set(rl)}
+            tests[layer] = tests.get(layer, 0) + 1
+            out.append((le + re, tests, None))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_pruning_is_the_best_one_that_fits_the_skeleton(seed):
+    """Against every pruning of ConTree's depth-3 tree, for narrow skeletons."""
+    rng = np.random.default_rng(200 + seed)
+    n, K = 60, int(rng.integers(2, 4))
+    X = rng.integers(0, 4, (n, 3)) / 3
+    y = rng.integers(0, K, n)
+    data = dataset_from_arrays(X, y, np.ones(n), K, binary=False)
+    tree = train(data, "contree", {"depth": 3}).tree
+    options = prunings(tree, 0, np.arange(n), X, y, K, 0)
+    for widths in ((1, 2, 4), (1, 2, 2), (1, 2, 1), (1, 1, 1)):
+        skeleton = Skeleton(widths, False)
+        for alpha in (0.0, 0.05, 0.3):
+            penalty = skeleton.penalty(alpha, float(n))
+            costs = [error + penalty * (sum(tests.values()) - 1)
+                     for error, tests, leaf in options
+                     if leaf is None and all(tests.get(l, 0) <= widths[l] for l in range(3))]
+            diagram = as_diagram(tree, X, y, np.ones(n), penalty, widths, data.prep)
+            if not costs:
+                assert diagram is None
+                continue
+            assert diagram is not None
+            assert all(len(layer) <= width for layer, width in zip(diagram.layers, widths))
+            found = diagram.error(X, y) + penalty * (diagram.n_internal - 1)
+            assert found == pytest.approx(min(costs))
 
 
 def xor_data(seed=0, n=64):

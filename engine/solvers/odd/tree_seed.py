@@ -6,19 +6,21 @@ diagram is far from the best the skeleton holds.  On teaching-assistant-evaluati
 diagram misclassifies 26 rows where the optimal depth-4 tree misclassifies 14, and
 neither the whole MILP nor the LNS's sub-MILPs get there within a minute on HiGHS.
 
-A skeleton whose first d layers are at least 1, 2, 4, ... wide holds every tree of
-depth d (`seed_depth`).  For each such depth from 2 up, ConTree finds the tree of
-least training error (on the same features, exact splits between distinct values),
-which is then pruned bottom-up for objective (18): a subtree becomes a leaf unless it
-saves more error than its nodes' cost (the root always tests).  The diagram of least
-objective among them is the seed; the MILP step starts from it when it beats the
-heuristic's diagram.  The searches share the run's Stop and deadline within
+For each depth from 2 to the skeleton's (at most `MAX_DEPTH`), ConTree finds the
+tree of least training error (same features, exact splits between distinct values).
+The tree is then pruned for objective (18) and for the skeleton: a subtree becomes a
+leaf unless it saves more error than its tests cost, and a layer narrower than a
+tree's (1-2-4-4-4 holds 4 tests in its fourth layer, not 8) keeps only as many tests
+as it holds; the best such pruning is found exactly (`as_diagram`).  The pruned tree
+of least objective over the depths is the seed; the MILP step starts from it when it
+beats the heuristic's diagram.  The searches share the run's Stop and deadline within
 `SEED_SHARE` of the time left (at most `SEED_CAP` seconds, with or without a time
 limit); a search stopped early still gives its best tree so far.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 
 import numpy as np
@@ -33,21 +35,19 @@ from engine.solvers.warm_start import warm_started
 SEED_SHARE = 0.25   # of the time left when the seed starts ...
 SEED_CAP = 10.0     # ... and at most this many seconds
 MIN_DEPTH = 2       # a depth-1 tree is one test: the heuristic's first node
+MAX_DEPTH = 4       # ConTree's depth-4 search takes about a second on the ODD sets
 
 
 def seed_depth(skeleton: Skeleton) -> int:
-    """The depth of the deepest complete tree the skeleton holds."""
-    depth = 0
-    while depth < skeleton.depth and skeleton.widths[depth] >= 2 ** depth:
-        depth += 1
-    return depth
+    """The depth of the seed's trees: the skeleton's, at most `MAX_DEPTH`."""
+    return min(skeleton.depth, MAX_DEPTH)
 
 
 def tree_seed(data, X: np.ndarray, y: np.ndarray, w: np.ndarray, skeleton: Skeleton,
               penalty: float, objective, monitor: Monitor) -> Diagram | None:
     """The best pruned optimal tree as a diagram (see the module docstring), by
-    `objective(diagram)`; None when the skeleton holds no tree of depth 2 or no
-    search had a tree before the stop.  Call it within `monitor.share`."""
+    `objective(diagram)`; None when the skeleton is one layer deep or no search had
+    a tree before the stop.  Call it within `monitor.share`."""
     helper = Monitor(monitor.remaining() or SEED_CAP, control=monitor.control)
     best, best_objective = None, np.inf
     for depth in range(MIN_DEPTH, seed_depth(skeleton) + 1):
@@ -58,37 +58,61 @@ def tree_seed(data, X: np.ndarray, y: np.ndarray, w: np.ndarray, skeleton: Skele
             tree = warm_started(ConTree(), data, params, helper).tree
         except OrchardError:   # stopped before any tree, or data ConTree refuses
             break
-        diagram = as_diagram(tree, X, y, w, penalty, data.prep)
+        diagram = as_diagram(tree, X, y, w, penalty, skeleton.widths, data.prep)
         if diagram is not None and objective(diagram) < best_objective:
             best, best_objective = diagram, objective(diagram)
     return best
 
 
 def as_diagram(tree, X: np.ndarray, y: np.ndarray, w: np.ndarray, penalty: float,
-               prep) -> Diagram | None:
-    """`tree` pruned for a cost of `penalty` per test but the root's, as a diagram
-    (layer = depth); None when the root cannot reach two different children."""
-    n_classes = len(prep.class_names)
+               widths, prep) -> Diagram | None:
+    """The pruning of `tree` of least objective (misclassified weight plus `penalty`
+    per test but the root's) whose layer l keeps at most widths[l] tests, as a
+    diagram (layer = depth); None when no pruning fits or none lets the root reach
+    two different children.
 
-    def prune(node: int, rows: np.ndarray, root: bool):
-        """(objective, shape) of the node's best pruning: a shape is a class (a leaf)
-        or (feature, threshold, left shape, right shape)."""
+    Each node keeps its best pruning for every count of tests in the layers where
+    the skeleton is narrower than a tree (a handful of counts): a leaf, or the best
+    combination of its children's prunings whose counts add up within the widths.
+    """
+    n_classes = len(prep.class_names)
+    narrow = [l for l in range(len(widths)) if widths[l] < 2 ** l]
+    none = (0,) * len(narrow)
+
+    def prune(node: int, rows: np.ndarray, layer: int) -> dict:
+        """{(counts in the narrow layers, leaf class or -1): (objective, shape)} of the
+        node's prunings (the class matters to the parent: (8) forbids both sides to
+        one terminal); a shape is a class (a leaf) or (feature, threshold, left
+        shape, right shape)."""
         counts = np.bincount(y[rows], weights=w[rows], minlength=n_classes)
-        leaf = (float(counts.sum() - counts.max()), int(np.argmax(counts)))
-        if tree.feature[node] < 0:
+        c = int(np.argmax(counts))
+        leaf = {(none, c): (float(counts.sum() - counts.max()), c)}
+        if tree.feature[node] < 0 or layer >= len(widths):
             return leaf
+        options = {} if layer == 0 else leaf
         feature, threshold = int(tree.feature[node]), float(tree.threshold[node])
         left = X[rows, feature] <= threshold
-        left_cost, left_shape = prune(tree.left[node], rows[left], False)
-        right_cost, right_shape = prune(tree.right[node], rows[~left], False)
-        split = left_cost + right_cost + (0.0 if root else penalty)
-        if not root and leaf[0] <= split:   # ties prune: no test sends both sides alike
-            return leaf
-        return split, (feature, threshold, left_shape, right_shape)
+        lefts = prune(tree.left[node], rows[left], layer + 1)
+        rights = prune(tree.right[node], rows[~left], layer + 1)
+        own = tuple(int(l == layer) for l in narrow)
+        cost = 0.0 if layer == 0 else penalty
+        for ((lk, lc), (lo, ls)), ((rk, rc), (ro, rs)) in itertools.product(
+                lefts.items(), rights.items()):
+            if lc >= 0 and lc == rc:
+                continue
+            k = tuple(a + b + o for a, b, o in zip(lk, rk, own))
+            if any(k[i] > widths[l] for i, l in enumerate(narrow)):
+                continue
+            total = lo + ro + cost
+            if (k, -1) not in options or total < options[k, -1][0]:
+                options[k, -1] = (total, (feature, threshold, ls, rs))
+        return options
 
-    _, shape = prune(0, np.arange(len(y)), True)
-    if not isinstance(shape, tuple) or shape[2] == shape[3] and isinstance(shape[2], int):
+    options = prune(0, np.arange(len(y)), 0)
+    shapes = [option for (_, c), option in options.items() if c < 0]
+    if not shapes:
         return None
+    shape = min(shapes, key=lambda option: option[0])[1]
     order, queue = [], deque([(shape, 0)])
     while queue:   # breadth first: the nodes of each layer together, top down
         node, layer = queue.popleft()
