@@ -164,3 +164,14 @@ def test_the_seed_keeps_within_its_share_of_the_time():
     assert time.monotonic() - started < 0.3 + 0.3
     assert not monitor.should_stop()      # the run itself goes on after the share
     assert diagram is None or diagram.n_internal <= 15
+
+
+def test_a_seed_that_breaks_the_side_constraints_is_not_used():
+    """XOR needs three tests; with at most two the seed is refused, and the answer
+    keeps the budget."""
+    data = xor_data()
+    params = {"skeleton": "1-2", "alpha": 0.01, "restarts": 1, "heuristic_time": 0.2,
+              "max_active_nodes": 2}
+    result = train(data, "odd", params, time_limit=10)
+    assert result.stats["tree_seed"] == "breaks the side constraints"
+    assert result.tree.n_internal <= 2
