@@ -14,9 +14,17 @@ from optimal_trees import dataset_from_arrays
 from test_odd import brute_force, objective
 
 from engine.solvers.monitor import Monitor
+from engine.solvers.odd import adapter
 from engine.solvers.odd.common import Skeleton
 from engine.solvers.odd.tree_seed import as_diagram, seed_depth, tree_seed
 from engine.training import train
+from engine.warmup import tiny_dataset
+
+
+@pytest.fixture(scope="module", autouse=True)
+def contree_compiled():
+    """Under a time limit the seed waits for ConTree's kernels to be compiled."""
+    train(tiny_dataset(), "contree", {"depth": 2})
 
 
 @pytest.mark.parametrize("text,depth", [("1-2-4-8", 4), ("1-2-4-4-4", 4), ("1-2-3", 3),
@@ -175,3 +183,14 @@ def test_a_seed_that_breaks_the_side_constraints_is_not_used():
     result = train(data, "odd", params, time_limit=10)
     assert result.stats["tree_seed"] == "breaks the side constraints"
     assert result.tree.n_internal <= 2
+
+
+def test_under_a_time_limit_the_seed_waits_for_compiled_kernels(monkeypatch):
+    """A cold compile (about 30 s, not interruptible) would overrun the limit; a run
+    without a limit compiles and seeds."""
+    monkeypatch.setattr(adapter, "compile_needed", lambda: True)
+    params = {"skeleton": "1-2", "alpha": 0.01, "restarts": 1, "heuristic_time": 0.2}
+    limited = train(xor_data(), "odd", params, time_limit=10)
+    assert limited.stats["tree_seed"].startswith("skipped: ConTree's kernels")
+    unlimited = train(xor_data(), "odd", params)
+    assert unlimited.stats["tree_seed"] == "used"

@@ -74,3 +74,27 @@ def test_kernels_are_compiled_after_warm_up_in_a_fresh_process():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, check=False,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_compiled_tells_a_kernel_that_would_compile_from_one_that_would_not(tmp_path):
+    """A cached kernel is compiled once its first call has run, and still counts as
+    compiled in a process that has not called it (numba's disk cache holds it)."""
+    import importlib.util
+
+    from engine.solvers.kernel_support import compiled
+
+    source = tmp_path / "fresh_kernel.py"
+    source.write_text("from numba import njit\n\n\n@njit(cache=True)\n"
+                      "def twice(x):\n    return 2 * x\n")
+
+    def load():
+        spec = importlib.util.spec_from_file_location("fresh_kernel", source)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.twice
+
+    kernel = load()
+    assert not compiled(kernel)
+    assert kernel(3) == 6
+    assert compiled(kernel)
+    assert compiled(load())   # a new dispatcher: only the disk cache knows it

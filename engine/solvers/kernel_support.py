@@ -199,3 +199,20 @@ def kernel_array(X, dtype, progress, stage: str = "laying out the rows for the s
         progress(stage, start / len(X))
         out[start:start + step] = X[start:start + step]
     return out
+
+
+def compiled(*kernels) -> bool:
+    """Whether calling these numba kernels compiles nothing: each is loaded in this
+    process or numba's disk cache holds it (a signature saved from the current
+    source).  A caller that must not spend a cold compile (tens of seconds that no
+    Stop interrupts) on an optional step asks this first.  numba's cache index is
+    read through private attributes; should they change, the answer is True."""
+    for kernel in kernels:
+        if kernel.signatures:
+            continue
+        try:
+            if not kernel._cache._cache_file._load_index():
+                return False
+        except AttributeError:
+            continue
+    return True

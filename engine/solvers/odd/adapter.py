@@ -53,7 +53,7 @@ from engine.solvers.odd.common import SideConstraints, Skeleton
 from engine.solvers.odd.heuristic import OddHeuristic
 from engine.solvers.odd.lns import LnsOutcome, OddLns
 from engine.solvers.odd.milp import OddMilp
-from engine.solvers.odd.tree_seed import SEED_CAP, SEED_SHARE, tree_seed
+from engine.solvers.odd.tree_seed import SEED_CAP, SEED_SHARE, compile_needed, tree_seed
 from engine.solvers.protocol import Param, Result, Solver, Status
 from engine.solvers.registry import register
 
@@ -242,6 +242,11 @@ class _Run:
     def seeded(self, milp: OddMilp, heuristic: Diagram) -> Diagram:
         """The tree seed (`tree_seed`) if it beats the heuristic's diagram, meets the
         side constraints and is a start the MILP can take; else the heuristic's."""
+        if self.monitor.time_limit is not None and compile_needed():
+            self.stats["tree_seed"] = ("skipped: ConTree's kernels are not compiled yet, and "
+                                       "compiling them would overrun the time limit (a run "
+                                       "without one compiles them)")
+            return heuristic
         started = self.monitor.elapsed()
         with self.monitor.share(SEED_SHARE, SEED_CAP):
             seed = tree_seed(self.data, self.X, self.y, self.w, self.skeleton, self.penalty,

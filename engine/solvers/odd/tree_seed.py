@@ -15,7 +15,10 @@ as it holds; the best such pruning is found exactly (`as_diagram`).  The pruned 
 of least objective over the depths is the seed; the MILP step starts from it when it
 beats the heuristic's diagram.  The searches share the run's Stop and deadline within
 `SEED_SHARE` of the time left (at most `SEED_CAP` seconds, with or without a time
-limit); a search stopped early still gives its best tree so far.
+limit); a search stopped early still gives its best tree so far.  A run with a time
+limit skips the seed when ConTree's kernels are not compiled yet (`compile_needed`):
+the compile alone would overrun the limit.  The app ships them compiled, the window
+compiles them at start-up, and a run without a time limit compiles them.
 """
 
 from __future__ import annotations
@@ -27,7 +30,10 @@ import numpy as np
 
 from engine.errors import OrchardError
 from engine.model.diagram import Diagram
+from engine.solvers import kernel_support as ks
 from engine.solvers.contree.adapter import ConTree
+from engine.solvers.contree.kernel import contree_search, root_order
+from engine.solvers.greedy.kernel import grow_tree
 from engine.solvers.monitor import Monitor
 from engine.solvers.odd.common import Skeleton
 from engine.solvers.warm_start import warm_started
@@ -36,6 +42,12 @@ SEED_SHARE = 0.25   # of the time left when the seed starts ...
 SEED_CAP = 10.0     # ... and at most this many seconds
 MIN_DEPTH = 2       # a depth-1 tree is one test: the heuristic's first node
 MAX_DEPTH = 4       # ConTree's depth-4 search takes about a second on the ODD sets
+
+
+def compile_needed() -> bool:
+    """Whether the seed's searches would first compile ConTree's kernels (a cold
+    numba cache: about 30 s that no Stop or time limit interrupts)."""
+    return not ks.compiled(grow_tree, contree_search, root_order)
 
 
 def seed_depth(skeleton: Skeleton) -> int:
