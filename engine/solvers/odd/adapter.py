@@ -3,9 +3,10 @@
 Two steps, as in the paper.  The multi-start heuristic (`heuristic`) builds a
 diagram within the skeleton; then the MILP (`milp`, solved by HiGHS) starts
 from it, with its objective as cutoff, and either improves it or proves it optimal.
-Between the two, the best optimal tree of each depth the skeleton holds (ConTree,
-pruned for alpha; `tree_seed`) is tried: the MILP step starts from it instead when
-it beats the heuristic's diagram (stats["tree_seed"] says what became of it).
+Between the two, ConTree's optimal trees of depths 2 to 4, pruned for alpha and for
+the skeleton's widths (`tree_seed`), are tried: the MILP step starts from the best
+of them instead when it beats the heuristic's diagram (stats["tree_seed"] says what
+became of it).
 
 What is optimised is the paper's objective (18): misclassified training weight
 plus `alpha * W / (|V_I| - 1)` per active decision node other than the root (W the
@@ -111,9 +112,9 @@ class Odd(Solver):
         Param("milp_mode", "choice", "lns", "lns: re-optimise one part of the diagram at a "
               "time with the MILP (large-neighbourhood search), then the whole MILP in the "
               "time left; full: the whole MILP from the start.", choices=("lns", "full")),
-        Param("tree_seed", "bool", True, "Start the MILP step from the best optimal tree "
-              "the skeleton holds (ConTree, pruned for alpha) when it beats the "
-              "heuristic's diagram."),
+        Param("tree_seed", "bool", True, "Start the MILP step from ConTree's best optimal "
+              "tree (depth 2 to 4, pruned for alpha and the skeleton's widths) when it "
+              "beats the heuristic's diagram."),
         Param("max_milp_nonzeros", "int", 2_000_000, "Skip the MILP when it would have "
               "more nonzeros than this (memory guard).", 1, None),
         Param("min_flow", "float", 0.0, "Least training weight through every decision "
@@ -253,7 +254,8 @@ class _Run:
                              self.objective, self.monitor)
         self.stats["tree_seed_seconds"] = float(self.monitor.elapsed() - started)
         if seed is None:
-            self.stats["tree_seed"] = "none: no tree of depth 2 fits the skeleton, or stopped"
+            self.stats["tree_seed"] = ("none: the skeleton has one layer, no pruned tree fits "
+                                       "it, or the time ran out first")
             return heuristic
         objective = self.objective(seed)
         self.stats["tree_seed_objective"] = objective
