@@ -194,3 +194,30 @@ def test_under_a_time_limit_the_seed_waits_for_compiled_kernels(monkeypatch):
     assert limited.stats["tree_seed"].startswith("skipped: ConTree's kernels")
     unlimited = train(xor_data(), "odd", params)
     assert unlimited.stats["tree_seed"] == "used"
+
+
+def test_the_smallest_perfect_tree_keeps_its_tests_on_the_data_columns():
+    """sat-size runs on midpoint tests of the continuous columns; put back on the
+    columns (a test `x <= t` swaps its sides), its tree still classifies every row,
+    with as few tests: y = (x0 > 0.5) xor c, three tests, on a continuous x0, a 0/1
+    column c and a continuous decoy x1."""
+    from engine.data.dataset import Dataset, PrepReport
+    from engine.data.features import EQ, NUM, Feature
+    from engine.data.preprocessing import Preprocessing
+    from engine.solvers.odd.tree_seed import smallest_perfect_tree
+
+    rng = np.random.default_rng(5)
+    n = 48
+    x0, x1, c = rng.random(n), rng.random(n), rng.integers(0, 2, n).astype(float)
+    y = ((x0 > 0.5).astype(int) ^ c.astype(int))
+    X = np.column_stack([x0, x1, c])
+    features = [Feature("x0", NUM), Feature("x1", NUM), Feature("c", EQ, "1")]
+    prep = Preprocessing("class", ["a", "b"], [], features)
+    data = Dataset(X, y, np.ones(n), prep, PrepReport())
+    tree = smallest_perfect_tree(data, 3, Monitor(None))
+    assert tree is not None
+    tests = tree.feature[tree.feature >= 0]
+    assert len(tests) == 3 and set(tests) == {0, 2}
+    diagram = as_diagram(tree, X, y, np.ones(n), 0.0, (1, 2, 4), prep)
+    assert diagram.error(X, y) == 0
+    assert diagram.n_internal == 3

@@ -3,8 +3,9 @@
 Two steps, as in the paper.  The multi-start heuristic (`heuristic`) builds a
 diagram within the skeleton; then the MILP (`milp`, solved by HiGHS) starts
 from it, with its objective as cutoff, and either improves it or proves it optimal.
-Between the two, ConTree's optimal trees of depths 2 to 4, pruned for alpha and for
-the skeleton's widths (`tree_seed`), are tried: the MILP step starts from the best
+Between the two, ConTree's optimal trees of depths 2 to 4 and sat-size's smallest
+tree classifying every row, pruned for alpha and for the skeleton's widths
+(`tree_seed`), are tried: the MILP step starts from the best
 of them instead when it beats the heuristic's diagram (stats["tree_seed"] says what
 became of it).
 
@@ -112,9 +113,9 @@ class Odd(Solver):
         Param("milp_mode", "choice", "lns", "lns: re-optimise one part of the diagram at a "
               "time with the MILP (large-neighbourhood search), then the whole MILP in the "
               "time left; full: the whole MILP from the start.", choices=("lns", "full")),
-        Param("tree_seed", "bool", True, "Start the MILP step from ConTree's best optimal "
-              "tree (depth 2 to 4, pruned for alpha and the skeleton's widths) when it "
-              "beats the heuristic's diagram."),
+        Param("tree_seed", "bool", True, "Start the MILP step from the best of ConTree's "
+              "optimal trees (depth 2 to 4) and sat-size's smallest perfect tree, pruned "
+              "for alpha and the skeleton's widths, when it beats the heuristic's diagram."),
         Param("max_milp_nonzeros", "int", 2_000_000, "Skip the MILP when it would have "
               "more nonzeros than this (memory guard).", 1, None),
         Param("min_flow", "float", 0.0, "Least training weight through every decision "

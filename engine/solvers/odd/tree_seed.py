@@ -11,8 +11,10 @@ tree of least training error (same features, exact splits between distinct value
 The tree is then pruned for objective (18) and for the skeleton: a subtree becomes a
 leaf unless it saves more error than its tests cost, and a layer narrower than a
 tree's (1-2-4-4-4 holds 4 tests in its fourth layer, not 8) keeps only as many tests
-as it holds; the best such pruning is found exactly (`as_diagram`).  The pruned tree
-of least objective over the depths is the seed; the MILP step starts from it when it
+as it holds; the best such pruning is found exactly (`as_diagram`).  One more
+candidate is sat-size's tree with the fewest tests classifying every training row
+(`smallest_perfect_tree`), pruned the same way.  The candidate of least objective is
+the seed; the MILP step starts from it when it
 beats the heuristic's diagram.  The searches share the run's Stop and deadline within
 `SEED_SHARE` of the time left (at most `SEED_CAP` seconds, with or without a time
 limit); a search stopped early still gives its best tree so far.  A run with a time
@@ -25,9 +27,12 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
+from dataclasses import dataclass
 
 import numpy as np
 
+from engine.data.dataset import binarized
+from engine.data.features import LE, NUM
 from engine.errors import OrchardError
 from engine.model.diagram import Diagram
 from engine.solvers import kernel_support as ks
@@ -36,12 +41,14 @@ from engine.solvers.contree.kernel import contree_search, root_order
 from engine.solvers.greedy.kernel import grow_tree
 from engine.solvers.monitor import Monitor
 from engine.solvers.odd.common import Skeleton
+from engine.solvers.sat.adapter import SatSize
 from engine.solvers.warm_start import warm_started
 
 SEED_SHARE = 0.25   # of the time left when the seed starts ...
 SEED_CAP = 10.0     # ... and at most this many seconds
 MIN_DEPTH = 2       # a depth-1 tree is one test: the heuristic's first node
 MAX_DEPTH = 4       # ConTree's depth-4 search takes about a second on the ODD sets
+SAT_CELLS = 500_000  # most rows x midpoint tests for sat-size (wine: 89 x ~1,000)
 
 
 def compile_needed() -> bool:
@@ -73,7 +80,56 @@ def tree_seed(data, X: np.ndarray, y: np.ndarray, w: np.ndarray, skeleton: Skele
         diagram = as_diagram(tree, X, y, w, penalty, skeleton.widths, data.prep)
         if diagram is not None and objective(diagram) < best_objective:
             best, best_objective = diagram, objective(diagram)
+    if not monitor.should_stop():
+        tree = smallest_perfect_tree(data, skeleton.depth, helper)
+        diagram = None if tree is None else as_diagram(tree, X, y, w, penalty,
+                                                       skeleton.widths, data.prep)
+        if diagram is not None and objective(diagram) < best_objective:
+            best = diagram
     return best
+
+
+@dataclass
+class TestTree:
+    """A tree's tests on the columns of the data (what `as_diagram` reads)."""
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+
+
+def smallest_perfect_tree(data, depth: int, monitor: Monitor) -> TestTree | None:
+    """sat-size's tree (the fewest tests classifying every training row, at the least
+    depth, at most `depth`) on midpoint tests of the continuous columns, its tests put
+    back on the columns of `data`; None when there is none or the time ran out.
+
+    ConTree's trees minimise the error, not the tests: where several trees classify
+    every row (hepatitis: the heuristic's diagram has 6 tests, sat-size's tree 5),
+    this one is the cheapest under objective (18).  Skipped beyond `SAT_CELLS`: its
+    clauses grow with rows x tests."""
+    tests = sum(len(np.unique(data.X[:, j])) - 1 if f.op == NUM else 1
+                for j, f in enumerate(data.features))
+    if data.n_rows * tests > SAT_CELLS:
+        return None
+    binary = binarized(data, "midpoints")
+    try:
+        result = SatSize().solve(binary, SatSize.resolve({"depth": depth}), monitor)
+    except OrchardError:
+        return None
+    tree = result.tree
+    if result.train_error > 0 or tree.feature[0] < 0:
+        return None
+    column = {f.column: j for j, f in enumerate(data.features) if f.op == NUM}
+    out = TestTree(tree.feature.copy(), tree.threshold.copy(), tree.left.copy(),
+                   tree.right.copy())
+    for node in np.flatnonzero(tree.feature >= 0):
+        test = binary.features[tree.feature[node]]
+        if test.op == LE:   # x = [column <= t]: x = 0 (column > t) went left
+            out.feature[node], out.threshold[node] = column[test.column], test.value
+            out.left[node], out.right[node] = tree.right[node], tree.left[node]
+        else:               # a 0/1 column of the data itself
+            out.feature[node] = data.features.index(test)
+    return out
 
 
 def as_diagram(tree, X: np.ndarray, y: np.ndarray, w: np.ndarray, penalty: float,
