@@ -6,10 +6,10 @@ tries them (`root_order`), each cut into `parts` equal runs of split points so t
 there are at least TASKS_PER_THREAD tasks per thread (with few features the last one
 would otherwise run alone while the other threads idle), the first one into a part per
 thread at least (its search is often the longest: on magic its one task took 47 s of
-a 48 s run on two threads, the other thread done with every other task at 37 s).  A task is one call of
-`contree_search` with `root_feature` and `part`; a thread has its own cache and its
-own copy of the per-level row lists, while the root's sorted lists and the data are
-shared, read only.  With integer weights and no gap a task keeps, of its trees of least
+a 48 s run on two threads, the other thread done with every other task at 37 s).  A
+task is one call of `contree_search` with `root_feature` and `part`; a thread has its
+own cache and its own copy of the per-level row lists, while the root's sorted lists
+and the data are shared, read only.  With integer weights and no gap a task keeps, of its trees of least
 error, the one of its first split point (the kernel searches the ties left of its best,
 see `contree_search`), so the winning task's root split does not depend on timing; its
 subtrees may (they come from a cache and from bounds that do), so that one split point

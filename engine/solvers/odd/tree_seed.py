@@ -67,26 +67,31 @@ def tree_seed(data, X: np.ndarray, y: np.ndarray, w: np.ndarray, skeleton: Skele
     """The best pruned optimal tree as a diagram (see the module docstring), by
     `objective(diagram)`; None when the skeleton is one layer deep or no search had
     a tree before the stop.  Call it within `monitor.share`."""
-    helper = Monitor(monitor.remaining() or SEED_CAP, control=monitor.control)
     best, best_objective = None, np.inf
+    for tree in _candidates(data, skeleton, monitor):
+        diagram = as_diagram(tree, X, y, w, penalty, skeleton.widths, data.prep)
+        cost = np.inf if diagram is None else objective(diagram)
+        if cost < best_objective:
+            best, best_objective = diagram, cost
+    return best
+
+
+def _candidates(data, skeleton: Skeleton, monitor: Monitor):
+    """ConTree's optimal trees of depths MIN_DEPTH to `seed_depth`, then sat-size's
+    smallest perfect tree, each searched only while the run may go on."""
+    helper = Monitor(monitor.remaining() or SEED_CAP, control=monitor.control)
     for depth in range(MIN_DEPTH, seed_depth(skeleton) + 1):
         if monitor.should_stop():
-            break
-        params = ConTree.resolve({"depth": depth})
+            return
         try:
-            tree = warm_started(ConTree(), data, params, helper).tree
+            yield warm_started(ConTree(), data, ConTree.resolve({"depth": depth}),
+                               helper).tree
         except OrchardError:   # stopped before any tree, or data ConTree refuses
-            break
-        diagram = as_diagram(tree, X, y, w, penalty, skeleton.widths, data.prep)
-        if diagram is not None and objective(diagram) < best_objective:
-            best, best_objective = diagram, objective(diagram)
+            return
     if not monitor.should_stop():
         tree = smallest_perfect_tree(data, skeleton.depth, helper)
-        diagram = None if tree is None else as_diagram(tree, X, y, w, penalty,
-                                                       skeleton.widths, data.prep)
-        if diagram is not None and objective(diagram) < best_objective:
-            best = diagram
-    return best
+        if tree is not None:
+            yield tree
 
 
 @dataclass
