@@ -7,7 +7,9 @@ Between the two, ConTree's optimal trees of depths 2 to 4 and sat-size's smalles
 tree classifying every row, pruned for alpha and for the skeleton's widths
 (`tree_seed`), are tried: the MILP step starts from the best
 of them instead when it beats the heuristic's diagram (stats["tree_seed"] says what
-became of it).
+became of it).  Then a node-by-node descent (`descent`) goes from that start and
+from each of the heuristic's other constructions, and the MILP step starts from
+the best diagram it reaches (stats["descent"]).
 
 What is optimised is the paper's objective (18): misclassified training weight
 plus `alpha * W / (|V_I| - 1)` per active decision node other than the root (W the
@@ -46,12 +48,21 @@ returned with `stats["constraints_met"] = False`.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
+
 import numpy as np
 
 from engine.errors import ParameterError
 from engine.model.diagram import Diagram
 from engine.solvers import kernel_support as ks
 from engine.solvers.odd.common import SideConstraints, Skeleton
+from engine.solvers.odd.descent import (
+    DESCENT_CAP,
+    DESCENT_CELLS,
+    DESCENT_SHARE,
+    descend,
+)
 from engine.solvers.odd.heuristic import OddHeuristic
 from engine.solvers.odd.lns import LnsOutcome, OddLns
 from engine.solvers.odd.milp import OddMilp
@@ -116,6 +127,9 @@ class Odd(Solver):
         Param("tree_seed", "bool", True, "Start the MILP step from the best of ConTree's "
               "optimal trees (depth 2 to 4) and sat-size's smallest perfect tree, pruned "
               "for alpha and the skeleton's widths, when it beats the heuristic's diagram."),
+        Param("descent", "bool", True, "Before the MILP, improve the start and each of the "
+              "heuristic's constructions one node at a time (best test and arcs of a node, "
+              "the rest fixed) and start the MILP from the best diagram reached."),
         Param("max_milp_nonzeros", "int", 2_000_000, "Skip the MILP when it would have "
               "more nonzeros than this (memory guard).", 1, None),
         Param("min_flow", "float", 0.0, "Least training weight through every decision "
@@ -171,8 +185,7 @@ class Odd(Solver):
                 f"max_milp_nonzeros={size.nonzeros}, more memory) or use fewer layers or "
                 "features.")
             return run.result(proven=False)
-        return run.milp(milp, diagram, params["seed"], params["milp_mode"] == "lns",
-                        params["tree_seed"])
+        return run.milp(milp, diagram, heuristic.constructions(data.prep), params)
 
 
 class _Run:
@@ -213,26 +226,30 @@ class _Run:
             self.lower_bound = bound
             self.monitor.publish(self.best, self.best.error(self.X, self.y, self.w), bound)
 
-    def milp(self, milp: OddMilp, heuristic: Diagram, seed: int, lns: bool,
-             tree_seed: bool) -> Result:
+    def milp(self, milp: OddMilp, heuristic: Diagram, constructions: Iterable[Diagram],
+             params: dict) -> Result:
         """The MILP step from the heuristic's diagram, or from the tree seed when that
-        is better: the LNS first if asked, then the full MILP from the best diagram so
-        far, in the time left."""
+        is better, or from the best diagram the descent reaches from either or from
+        the heuristic's `constructions`: the LNS first if asked, then the full MILP
+        from the best diagram so far, in the time left."""
         milp.build()
-        start_diagram = self.seeded(milp, heuristic) if tree_seed else heuristic
+        start_diagram = self.seeded(milp, heuristic) if params["tree_seed"] else heuristic
+        if params["descent"] and not self.monitor.should_stop():
+            start_diagram = self.descended(milp, start_diagram, heuristic, constructions)
         if self.monitor.should_stop():
-            self.stats.update(milp_status="not run: stopped during the tree seed",
-                              message="The run stopped while the tree seed was searched, "
-                              "before the MILP: the diagram is the better of the "
-                              "heuristic's and the seed's, not proven optimal; give it "
-                              "more time.")
+            self.stats.update(milp_status="not run: stopped before the MILP",
+                              message="The run stopped during the tree seed or the descent, "
+                              "before the MILP: the diagram is the best of the "
+                              "heuristic's, the seed's and the descent's, not proven "
+                              "optimal; give it more time.")
             return self.result(proven=False, interrupted=True)
         broken = self.constraints.violations(start_diagram, self.X, self.w)
         start = None if broken else milp.warm_start(start_diagram)
         self.stats["warm_start"] = ("used" if start is not None else
                                     "breaks " + "; ".join(broken) if broken else
                                     "not representable")
-        if lns and start is not None:
+        seed = params["seed"]
+        if params["milp_mode"] == "lns" and start is not None:
             outcome = self.lns(milp, start_diagram, seed)
             self.stats["milp_improved"] = self.best is not start_diagram
             if outcome.stopped or self.monitor.should_stop():
@@ -272,6 +289,41 @@ class _Run:
             self.offer(seed, 0.0)
             return seed
         return heuristic
+
+    def descended(self, milp: OddMilp, start: Diagram, heuristic: Diagram,
+                  constructions: Iterable[Diagram]) -> Diagram:
+        """The best diagram the descent reaches from `start`, then from each of the
+        heuristic's `constructions` (least objective first), if it beats `start`,
+        meets the side constraints and is a start the MILP can take; else `start`.
+        Within `DESCENT_SHARE` of the time left, at most `DESCENT_CAP` seconds."""
+        targets = max(self.skeleton.widths) + self.data.n_classes
+        if len(self.y) * targets > DESCENT_CELLS:
+            self.stats["descent"] = (f"skipped: {len(self.y):,} rows x {targets} arc targets "
+                                     f"is more than {DESCENT_CELLS:,}")
+            return start
+        started = self.monitor.elapsed()
+        best, best_objective, tried = start, self.objective(start), 0
+        tolerance = 1e-6 * max(1.0, float(self.w.sum()))
+        starts = constructions if start is heuristic else itertools.chain([start],
+                                                                           constructions)
+        with self.monitor.share(DESCENT_SHARE, DESCENT_CAP):
+            for diagram in starts:
+                if self.monitor.should_stop():
+                    break
+                tried += 1
+                found = descend(diagram, self.X, self.y, self.w, self.skeleton, self.penalty,
+                                self.monitor.should_stop)
+                if found is None or self.objective(found) >= best_objective - tolerance:
+                    continue
+                if (not self.constraints.violations(found, self.X, self.w)
+                        and milp.warm_start(found) is not None):
+                    best, best_objective = found, self.objective(found)
+                    self.offer(found, 0.0)
+        self.stats.update(descent_starts=tried, descent_objective=best_objective,
+                          descent_seconds=float(self.monitor.elapsed() - started))
+        self.stats["descent"] = ("used" if best is not start else
+                                 f"no better diagram from {tried} starts")
+        return best
 
     def lns(self, milp: OddMilp, diagram: Diagram, seed: int) -> LnsOutcome:
         """The large-neighbourhood search (`lns`), its diagrams published as found."""

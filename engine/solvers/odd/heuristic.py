@@ -15,7 +15,9 @@ node sends both sides to one terminal), and enforces the node budget.
 `run` repeats the construction, the first time with every feature and then on
 random 60% subsets of the features at each split, for a number of restarts or a
 time budget, and keeps the best objective.  The random generator is seeded, so a
-given seed and number of restarts always gives the same diagram.
+given seed and number of restarts always gives the same diagram.  Every distinct
+construction is kept too (`constructions`): they are the starts of the descent
+step (`descent`), which often takes a worse construction further than the best.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ class OddHeuristic:
         self.class_weight[np.arange(len(y)), y] = w
         self.penalty = skeleton.penalty(alpha, float(w.sum()))
         self.rng = np.random.default_rng(seed)
+        self._shapes: dict[bytes, tuple[float, tuple]] = {}  # distinct constructions
 
     # ------------------------------------------------------------ pieces
     def _counts(self, rows: np.ndarray) -> np.ndarray:
@@ -229,7 +232,9 @@ class OddHeuristic:
         alive = [node for node in nodes if node.alive]
         return sum(map(self._node_error, alive)) + self.penalty * (len(alive) - 1)
 
-    def to_diagram(self, nodes: list[_Node], prep: Preprocessing) -> Diagram:
+    def _shape(self, nodes: list[_Node]) -> tuple:
+        """The alive nodes as (layer, feature, threshold, left, right) arrays in
+        layer order, terminals numbered after the nodes (a diagram's numbering)."""
         alive = sorted((u for u, node in enumerate(nodes) if node.alive),
                        key=lambda u: (nodes[u].layer, u))
         ids = {u: i for i, u in enumerate(alive)}
@@ -238,11 +243,22 @@ class OddHeuristic:
         def child(code: int) -> int:
             return ids[code] if code >= 0 else m + (-1 - code)
 
-        return Diagram.build(
-            [nodes[u].layer for u in alive], [nodes[u].feature for u in alive],
-            np.zeros((m, self.X.shape[1])), [nodes[u].threshold for u in alive],
-            [child(nodes[u].children[LEFT]) for u in alive],
-            [child(nodes[u].children[RIGHT]) for u in alive], prep, self.X, self.y, self.w)
+        return (np.array([nodes[u].layer for u in alive], dtype=np.int32),
+                np.array([nodes[u].feature for u in alive], dtype=np.int32),
+                np.array([nodes[u].threshold for u in alive]),
+                np.array([child(nodes[u].children[LEFT]) for u in alive], dtype=np.int32),
+                np.array([child(nodes[u].children[RIGHT]) for u in alive], dtype=np.int32))
+
+    def _diagram(self, shape: tuple, prep: Preprocessing) -> Diagram:
+        layer, feature, threshold, left, right = shape
+        return Diagram.build(layer, feature, np.zeros((len(layer), self.X.shape[1])),
+                             threshold, left, right, prep, self.X, self.y, self.w)
+
+    def constructions(self, prep: Preprocessing):
+        """The distinct diagrams `run` constructed, least objective first (built one
+        at a time: a pool of diagrams of 10,000 features each would be large)."""
+        for _, shape in sorted(self._shapes.values(), key=lambda item: item[0]):
+            yield self._diagram(shape, prep)
 
     def run(self, prep: Preprocessing, restarts: int, seconds: float,
             should_stop: Callable[[], bool],
@@ -261,8 +277,10 @@ class OddHeuristic:
             self.prune(nodes)
             done += 1
             objective = self.objective(nodes)
+            shape = self._shape(nodes)
+            self._shapes.setdefault(b"".join(a.tobytes() for a in shape), (objective, shape))
             if objective < best_objective - 1e-9:
-                best, best_objective = self.to_diagram(nodes, prep), objective
+                best, best_objective = self._diagram(shape, prep), objective
                 if on_improve is not None:
                     on_improve(best, best_objective)
         return best, float(best_objective), done
