@@ -26,7 +26,8 @@ the skeleton has a smaller objective (up to an absolute gap of 1e-6 W).
 
 Time: the heuristic gets `heuristic_time` seconds (0 = automatic: a tenth of the
 time limit, at most 60 s, or 10 s without a limit) and at most `restarts`
-constructions; the MILP gets the rest of the time limit (no limit without one).
+constructions; the tree seed and then the descent each get a quarter of the time
+left (at most 10 s each); the MILP gets the rest (no limit without one).
 With `milp_mode = lns` (the default) that time goes first to a large-neighbourhood
 search (`lns`: the MILP re-optimises one part of the diagram at a time, small
 sub-MILPs where HiGHS gets further within seconds than on the whole MILP) until no
