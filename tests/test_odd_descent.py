@@ -8,6 +8,8 @@ stop when asked, and the solver must start the MILP from it when it is better.
 """
 
 import itertools
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -18,10 +20,13 @@ from test_odd import objective
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions, prepare
 from engine.model.diagram import Diagram
+from engine.solvers.monitor import Monitor
+from engine.solvers.odd import adapter
 from engine.solvers.odd.common import EPSILON, Scaling, SideConstraints, Skeleton
 from engine.solvers.odd.descent import descend
 from engine.solvers.odd.heuristic import OddHeuristic
 from engine.solvers.odd.milp import OddMilp
+from engine.solvers.protocol import Status
 from engine.training import train
 
 CASES = [  # (seed, rows, features, values per feature, classes, widths, tree, alpha)
@@ -195,3 +200,33 @@ def test_a_descent_that_breaks_the_side_constraints_is_not_used(habermans):
     assert result.stats["constraints_met"]
     flows = result.tree.value[:result.tree.n_internal].sum(axis=1)
     assert (np.delete(flows, result.tree.root) >= 40 - 1e-9).all()
+
+
+def test_a_cancel_during_the_descent_ends_the_run_at_once(monkeypatch):
+    """8,000 rows x 40 features: one start's descent takes longer than the 0.05 s after
+    which the cancel comes; the run returns within 0.3 s with the best diagram so far."""
+    rng = np.random.default_rng(4)
+    n = 8000
+    X = rng.random((n, 40))
+    y = ((X[:, 0] + X[:, 1] > 1) ^ (rng.random(n) < 0.2)).astype(int)
+    data = dataset_from_arrays(X, y, np.ones(n), 2, binary=False)
+    monitor, cancelled = Monitor(None), {}
+
+    def cancel():
+        time.sleep(0.05)
+        cancelled["at"] = time.monotonic()
+        monitor.cancel()
+
+    def descend_then_cancel(*args):
+        if not cancelled:
+            cancelled["thread"] = threading.Thread(target=cancel)
+            cancelled["thread"].start()
+        return descend(*args)
+
+    monkeypatch.setattr(adapter, "descend", descend_then_cancel)
+    result = train(data, "odd", {"skeleton": "1-2-4-4", "restarts": 3, "tree_seed": False,
+                                 "max_milp_nonzeros": 10**8}, monitor=monitor)
+    assert time.monotonic() - cancelled["at"] < 0.3
+    assert result.status == Status.CANCELLED
+    assert result.stats["milp_status"] == "not run: stopped before the MILP"
+    assert result.tree.error(data.X, data.y, data.w) == result.train_error
