@@ -314,11 +314,11 @@ class _Run:
                 tried += 1
                 found = descend(diagram, self.X, self.y, self.w, self.skeleton, self.penalty,
                                 self.monitor.should_stop)
-                if found is None or self.objective(found) >= best_objective - tolerance:
-                    continue
-                if (not self.constraints.violations(found, self.X, self.w)
+                objective = np.inf if found is None else self.objective(found)
+                if (objective < best_objective - tolerance
+                        and not self.constraints.violations(found, self.X, self.w)
                         and milp.warm_start(found) is not None):
-                    best, best_objective = found, self.objective(found)
+                    best, best_objective = found, objective
                     self.offer(found, 0.0)
         self.stats.update(descent_starts=tried, descent_objective=best_objective,
                           descent_seconds=float(self.monitor.elapsed() - started))

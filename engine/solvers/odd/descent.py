@@ -38,7 +38,10 @@ MAX_SWEEPS = 100              # a bound that exact arithmetic never needs (each 
 
 
 class _State:
-    """A diagram's univariate nodes as mutable arrays (terminal of class c: m + c)."""
+    """A diagram's univariate nodes as mutable arrays (terminal of class c: m + c).
+
+    The rows reaching each node and where each row ends from each node change only
+    with a move, so they are computed once per move, not once per node visited."""
 
     def __init__(self, diagram: Diagram, X: np.ndarray, y: np.ndarray):
         self.X, self.y = X, y
@@ -50,12 +53,23 @@ class _State:
         self.right = diagram.right.astype(np.int64)
         self.root = diagram.root
         self.active = np.ones(self.m, dtype=bool)
+        self._reached: list[np.ndarray] | None = None
+        self._correct: np.ndarray | None = None
+
+    def move(self, k: int, feature: int, threshold: float, a: int, b: int) -> None:
+        """Give node k this test and arcs; drop the nodes it leaves unreachable."""
+        self.active &= self.reachable(k, a, b)
+        self.feature[k], self.threshold[k], self.left[k], self.right[k] = \
+            feature, threshold, a, b
+        self._reached = self._correct = None
 
     def goes_left(self, k: int, rows=slice(None)) -> np.ndarray:
         return self.X[rows, self.feature[k]] <= self.threshold[k]
 
     def reached(self) -> list[np.ndarray]:
         """The rows that reach each node (nodes are numbered in layer order)."""
+        if self._reached is not None:
+            return self._reached
         at = np.full(len(self.y), self.root)
         rows = []
         for k in range(self.m):
@@ -63,16 +77,20 @@ class _State:
             rows.append(here)
             if here.size:
                 at[here] = np.where(self.goes_left(k, here), self.left[k], self.right[k])
+        self._reached = rows
         return rows
 
     def correct(self) -> np.ndarray:
         """correct[t, r]: row r ends at its own class when it starts at node t."""
+        if self._correct is not None:
+            return self._correct
         ends = np.empty((self.m + self.K, len(self.y)), dtype=np.int64)
         ends[self.m:] = np.arange(self.K)[:, None]
         for k in reversed(range(self.m)):
             if self.active[k]:
                 ends[k] = np.where(self.goes_left(k), ends[self.left[k]], ends[self.right[k]])
-        return ends == self.y[None, :]
+        self._correct = ends == self.y[None, :]
+        return self._correct
 
     def reachable(self, k: int, a: int, b: int) -> np.ndarray:
         """Active nodes reachable from the root if node k's arcs were (a, b)."""
@@ -175,9 +193,7 @@ def _improve(state: _State, k: int, scaled: np.ndarray, w: np.ndarray,
                 choice = (j, float((low + high) / 2), lefts[a], rights[b])
     if choice is None:
         return False
-    j, threshold, a, b = choice
-    state.active &= state.reachable(k, a, b)
-    state.feature[k], state.threshold[k], state.left[k], state.right[k] = j, threshold, a, b
+    state.move(k, *choice)
     return True
 
 
