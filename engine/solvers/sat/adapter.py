@@ -49,6 +49,7 @@ from engine.solvers import kernel_support as ks
 from engine.solvers.protocol import Param, Result, Solver, Status
 from engine.solvers.registry import register
 from engine.solvers.sat.encoding import (
+    Clauses,
     LeafCounter,
     PerfectTree,
     counter_clauses,
@@ -150,7 +151,7 @@ class Formula:
     def close(self) -> None:
         self.sat.delete()
 
-    def _add(self, clauses: list[list[int]]) -> None:
+    def _add(self, clauses: Clauses) -> None:
         self.literals += sum(map(len, clauses))
         self.sat.append_formula(clauses)
 
@@ -162,7 +163,7 @@ class Formula:
 
     def add_example(self, index: int) -> None:
         depth = self.tree.depth
-        x_vars = np.arange(self.next_var, self.next_var + depth)
+        x_vars = range(self.next_var, self.next_var + depth)
         self.next_var += depth
         self._add(example_clauses(self.tree, x_vars, self.examples.X[index],
                                   int(self.examples.y[index])))

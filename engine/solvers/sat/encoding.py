@@ -17,7 +17,7 @@ Variables (DIMACS numbering, 1-based):
   only for examples actually added: Algorithm 3 adds them one at a time);
 * U[v], H[i, j]  the unary counter of labelled leaves of formulas (7)-(10).
 
-The `*_clauses` functions are pure and return clauses as lists of ints (ready for
+The `*_clauses` functions are pure and return clauses as tuples of ints (ready for
 `pysat`'s `append_formula`): a solver is built by adding their outputs.  `decode`
 and `leaf_of` read a model back as a tree and route rows through it.
 """
@@ -29,7 +29,7 @@ from functools import cached_property
 
 import numpy as np
 
-Clauses = list[list[int]]
+Clauses = list[tuple[int, ...]]
 
 # Beyond this many features, formula (2) is left out (see `node_clauses`); measured on
 # the paper's sets, the pairs help on car (15 features: 21 s with them, 40 s without)
@@ -66,19 +66,30 @@ class PerfectTree:
         return self.n_nodes * self.n_features + self.n_leaves * self.n_classes + 1
 
     @cached_property
-    def path_signs(self) -> list[np.ndarray]:
+    def path_signs(self) -> list[list[tuple[int, ...]]]:
         """Per depth l, the sign each node's path gives X[., t] (t < l) in a clause.
 
-        Row r is the r-th node of depth l (leaf r when l = depth): its bit t read from
+        Entry r is the r-th node of depth l (leaf r when l = depth): its bit t read from
         the most significant end is 1 when the path goes right at depth t, and the
         clause "not on this path, or ..." then holds -X[., t]; going left holds +X.
         """
-        signs = []
-        for level in range(self.depth + 1):
-            rows = np.arange(1 << level)[:, None]
-            bits = (rows >> np.arange(level - 1, -1, -1)[None, :]) & 1
-            signs.append((1 - 2 * bits).astype(np.int64))
-        return signs
+        return [[tuple(1 - 2 * ((row >> (level - 1 - t)) & 1) for t in range(level))
+                 for row in range(1 << level)] for level in range(self.depth + 1)]
+
+    @cached_property
+    def negated_tests(self) -> list[list[int]]:
+        """-F[q, f] for every feature f, per internal node q (at index q - 1).
+
+        Built once per tree so that every example's clauses share these int objects:
+        creating them anew (numpy's `tolist`) was most of the time spent building
+        clauses, which on sub-second runs is a third of the run."""
+        m = self.n_features
+        return [[-(self.f(q, 0) + f) for f in range(m)] for q in range(1, self.n_nodes + 1)]
+
+    def path_prefixes(self, level: int, x_vars: list[int]) -> list[tuple[int, ...]]:
+        """"Not on the path to the r-th node of depth `level`", for each r, as the first
+        literals of a clause (see `path_signs`)."""
+        return [tuple(s * x for s, x in zip(signs, x_vars)) for signs in self.path_signs[level]]
 
 
 def node_clauses(tree: PerfectTree) -> Clauses:
@@ -92,18 +103,15 @@ def node_clauses(tree: PerfectTree) -> Clauses:
     node).
     """
     m = tree.n_features
-    clauses = []
-    pairs = np.array(np.triu_indices(m, 1)).T if m <= PAIRWISE_LIMIT else np.zeros((0, 2), int)
-    for node in range(1, tree.n_nodes + 1):
-        first = tree.f(node, 0)
-        clauses.append(list(range(first, first + m)))
-        clauses.extend((-(first + pairs)).tolist())
+    pairs = [(i, j) for i in range(m) for j in range(i + 1, m)] if m <= PAIRWISE_LIMIT else []
+    clauses: Clauses = []
+    for negated in tree.negated_tests:
+        clauses.append(tuple(-lit for lit in negated))
+        clauses += [(negated[i], negated[j]) for i, j in pairs]
     return clauses
 
 
-
-def example_clauses(tree: PerfectTree, x_vars: np.ndarray, row: np.ndarray,
-                    cls: int) -> Clauses:
+def example_clauses(tree: PerfectTree, x_vars, row: np.ndarray, cls: int) -> Clauses:
     """Formulas (3)-(6) for one example (Algorithms 1 and 2 of the paper, unrolled).
 
     `x_vars` are the example's k position variables, `row` its 0/1 features, `cls`
@@ -111,28 +119,21 @@ def example_clauses(tree: PerfectTree, x_vars: np.ndarray, row: np.ndarray,
     (X[i, l]) forbids q every feature that is 0 in the row (3), going left every
     feature that is 1 (4).  For each leaf v: being placed in v forces v's class to be
     the example's (5) and no other (6).  "On the path" is the disjunction of the
-    negated path literals, built for all nodes of a level at once.
+    negated path literals.  Clauses are tuples of shared ints (see `negated_tests`).
     """
-    k, m = tree.depth, tree.n_features
-    x_vars = np.asarray(x_vars, dtype=np.int64)
-    ones = np.asarray(row, dtype=bool)
+    x = [int(v) for v in x_vars]
+    ones = np.asarray(row, dtype=bool).tolist()
     clauses: Clauses = []
-    for level in range(k):
-        width = 1 << level
-        prefix = tree.path_signs[level] * x_vars[:level]              # (width, level)
-        nodes = np.arange(width, 2 * width)
-        block = np.empty((width, m, level + 2), dtype=np.int64)
-        block[:, :, :level] = prefix[:, None, :]
-        block[:, :, level] = np.where(ones, x_vars[level], -x_vars[level])[None, :]
-        block[:, :, level + 1] = -((nodes[:, None] - 1) * m + np.arange(m)[None, :] + 1)
-        clauses.extend(block.reshape(-1, level + 2).tolist())
-    prefix = tree.path_signs[k] * x_vars[:k]                           # (2^k, k)
-    labels = tree.c(0, 0) + (np.arange(tree.n_leaves)[:, None] * tree.n_classes
-                             + np.arange(tree.n_classes)[None, :])     # (2^k, c)
-    block = np.empty((tree.n_leaves, tree.n_classes, k + 1), dtype=np.int64)
-    block[:, :, :k] = prefix[:, None, :]
-    block[:, :, k] = np.where(np.arange(tree.n_classes) == cls, labels, -labels)
-    clauses.extend(block.reshape(-1, k + 1).tolist())
+    for level in range(tree.depth):
+        here = x[level]
+        sides = [here if one else -here for one in ones]
+        first = (1 << level) - 1
+        for r, prefix in enumerate(tree.path_prefixes(level, x)):
+            clauses += [prefix + tail for tail in zip(sides, tree.negated_tests[first + r])]
+    K = tree.n_classes
+    for leaf, prefix in enumerate(tree.path_prefixes(tree.depth, x)):
+        first = tree.c(leaf, 0)
+        clauses += [prefix + (first + a if a == cls else -(first + a),) for a in range(K)]
     return clauses
 
 
@@ -168,14 +169,14 @@ class LeafCounter:
 def counter_clauses(counter: LeafCounter) -> Clauses:
     """Formulas (7), (8), (9) and the start H[0, 0] of (10)."""
     tree, width = counter.tree, counter.width
-    clauses = [[-tree.c(v, a), counter.u(v)]
+    clauses = [(-tree.c(v, a), counter.u(v))
                for v in range(tree.n_leaves) for a in range(tree.n_classes)]
     for i in range(tree.n_leaves):
         for j in range(width + 2):
-            clauses.append([-counter.h(i, j), counter.h(i + 1, j)])
+            clauses.append((-counter.h(i, j), counter.h(i + 1, j)))
             if j <= width:
-                clauses.append([-counter.u(i), -counter.h(i, j), counter.h(i + 1, j + 1)])
-    clauses.append([counter.h(0, 0)])
+                clauses.append((-counter.u(i), -counter.h(i, j), counter.h(i + 1, j + 1)))
+    clauses.append((counter.h(0, 0),))
     return clauses
 
 
