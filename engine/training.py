@@ -6,10 +6,12 @@ a solver gets the kind of data it needs, and the final bookkeeping live in one p
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable
 
 from engine.data.dataset import Dataset, inconsistent_rows
 from engine.errors import DataError, ParameterError
+from engine.model.feature_space import on_features
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Result, Status
@@ -65,10 +67,13 @@ def train(data: Dataset, algorithm: str, params: dict[str, Any] | None = None,
     if monitor is None:
         monitor = Monitor(time_limit, on_incumbent)
     monitor.checkpoint("starting the solver")
+    monitor.space = data.prep
     if solver.warm_start(resolved):
         result = warm_started(solver(), data, resolved, monitor)
     else:
         result = solver().solve(data, resolved, monitor)
+    # The one place a solver's model becomes the program's: on the table's own features.
+    result = replace(result, tree=on_features(result.tree, data.prep))
     if solver.proves_optimality and not result.optimal and "message" not in result.stats \
             and result.status in _STOPPED:
         result.stats["message"] = stopped_message(result)

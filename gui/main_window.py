@@ -1031,8 +1031,7 @@ class MainWindow(QMainWindow):
         worker.errored.connect(self._run_failed)
         worker.cancelled.connect(self._run_failed)
         self._monitor, self._run_worker = monitor, worker
-        # The run's number is the next one; a run that fails leaves no row, so the
-        # next run takes the same number.
+        # The run's number is the next one; a failed run spends it too.
         number = self._run_numbers + 1
         title = get_solver(algorithm).title
         name = self.path.name if self.path else ""
@@ -1156,15 +1155,20 @@ class MainWindow(QMainWindow):
         self.run_ended.emit(result)
 
     def _run_failed(self, message: str = "") -> None:
+        """A run that ended without a result: its number is spent (the next run never
+        takes it), and no tree of it stays on screen as if it were an answer."""
         if self.sender() is not self._run_worker or self._closing:
             return
-        label = self._run_context["label"]
+        label, number = self._run_context["label"], self._run_context["number"]
+        self._run_numbers = max(self._run_numbers, number)
         self._end_run()
         self.figures.labels["status"].setText("failed" if message else "stopped")
         ended = "failed" if message else "was stopped"
-        if self.tree is None:   # no tree of this run reached the screen
+        if message or self.tree is None:   # a failed run's live trees are no answer
+            self.tree = None
             self.view.show_message(no_tree_text(label, "error" if message else "stopped"))
-            self.results.show_message(f"Run {label} {ended} before its first tree.")
+            self.results.show_message(f"Run {label} {ended}" + (
+                f": {message}" if message else " before its first tree."))
         self._update_controls()
         if message:
             self.show_error(message)   # the engine's sentence; the view names the run

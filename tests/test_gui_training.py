@@ -23,6 +23,7 @@ from test_gui_support import (  # noqa: F401
 
 import gui.runs
 from engine.errors import DataError
+from engine.model.tree import Tree
 from engine.solvers import get_solver, solver_names
 from engine.solvers.protocol import Status
 from gui.tree_scene import NodeItem, class_colour
@@ -348,3 +349,45 @@ def test_a_binarisation_orchard_chose_follows_the_algorithm(qtbot):
     assert win.data_panel.binarize() == "midpoints"
     win.set_algorithm("blossom")
     assert win.data_panel.binarize() == "guided"
+
+
+def test_the_default_algorithm_at_depth_5_on_numbers_shows_a_blossom_tree(qtbot, tmp_path):
+    """`auto` beyond depth 3 runs Blossom on thresholds it made itself; the window gets
+    the tree on the file's own numeric columns (it once crashed on them)."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(600, 4)).round(3)
+    y = (X[:, 0] + 0.5 * X[:, 1] * X[:, 2] > 0).astype(int)
+    path = tmp_path / "numbers.csv"
+    lines = ["w,x,v,z,class"] + [",".join(map(str, row)) + f",{c}" for row, c in zip(X, y)]
+    path.write_text("\n".join(lines) + "\n")
+    win = open_window(qtbot, path, algorithm=None)
+    assert win.algorithm() == "auto" and win.data_panel.binarize() == "none"
+    win.depth_spin.setValue(5)
+    result = run_and_wait(qtbot, win)
+    assert result is not None, win.last_error
+    run = win.current_run
+    assert run.chosen == "blossom" and "Blossom" in run.label
+    assert result.tree.prep is win.dataset.prep
+    qtbot.waitUntil(lambda: win.view.tree is result.tree, timeout=5000)
+    assert len(nodes_on_screen(win)) == result.tree.n_nodes > 1
+    assert result.tree.error(win.dataset.X, win.dataset.y) == run.train_error
+
+
+def test_a_failed_run_spends_its_number_and_leaves_no_tree_on_screen(qtbot, monkeypatch):
+    def failing(data, algorithm, params=None, time_limit=None, monitor=None, **_):
+        counts = np.bincount(data.y, minlength=data.n_classes).astype(float)
+        monitor.publish(Tree.leaf(counts, data.prep), 1.0, 0.0)
+        time.sleep(0.3)   # the live tree reaches the screen
+        raise ZeroDivisionError("division by zero")
+
+    win = open_window(qtbot, LOANS)
+    first = run_and_wait(qtbot, win)
+    assert first is not None and win.current_run.number == 1
+    monkeypatch.setattr(gui.runs, "train", failing)
+    assert run_and_wait(qtbot, win) is None
+    assert win.tree is None and win.view.tree is None
+    assert win.last_error.startswith("Unexpected error")
+    assert "#2" in win.results.summary_text() and "failed" in win.results.summary_text()
+    monkeypatch.undo()
+    assert run_and_wait(qtbot, win) is not None
+    assert win.current_run.number == 3

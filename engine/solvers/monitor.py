@@ -21,7 +21,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from engine.data.preprocessing import Preprocessing
 from engine.errors import Interrupted
+from engine.model.feature_space import on_features
 from engine.solvers import kernel_support as ks
 from engine.solvers.protocol import Status
 
@@ -50,6 +52,10 @@ class Monitor:
         self.best_tree = None
         self.best_error = math.inf
         self.floor = math.inf   # a warm start's error: worse trees are not shown
+        # The features of the table being trained on (set by `engine.training.train`):
+        # every published tree is re-expressed on them (`on_features`), so the live view
+        # never sees the derived features a solver searched (`auto`'s thresholds).
+        self.space: Preprocessing | None = None
         if control is not None:
             self.control = control
             return
@@ -148,6 +154,8 @@ class Monitor:
         if error >= self.floor:
             return
         self.incumbents.append((t, float(error), float(lower_bound)))
+        if tree is not None and self.space is not None:
+            tree = on_features(tree, self.space)
         if tree is not None and error <= self.best_error:
             self.best_tree, self.best_error = tree, float(error)
         if self.on_incumbent is not None and tree is not None:
