@@ -2,7 +2,7 @@
 
 The contract (DESIGN.md) is relied on by outside checks: flags and JSON keys only
 ever grow.  Every user error becomes exit status 2 with one sentence on stderr, and
-output files are written only after training succeeded, each atomically.
+output files are written only after training succeeded, all or nothing.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from engine.data.dataset import PrepOptions, prepare
 from engine.errors import Interrupted, OrchardError
 from engine.experiments import load_spec, make_backend, run_sweep
 from engine.experiments.progress import ProgressBar, StageLine, clock
-from engine.export import model_rules, write_export, write_predictions
-from engine.export.files import check_output
+from engine.export import export_writer, model_rules, write_predictions
+from engine.export.files import check_output, write_all
 from engine.metrics import class_scores
 from engine.model import load_model
 from engine.prediction import predict_table
@@ -39,22 +39,34 @@ EXIT_NO_TREE = 3          # the time limit ran out before any tree was trained
 EXIT_INTERRUPTED = 130
 COMPILING = "orchard: Compiling the solver once for this computer (up to about 20 s)..."
 
-# --flag -> export kind of engine.export.write_export
+# --flag -> export kind of engine.export.export_writer
 EXPORT_FLAGS = {"out": "json", "rules": "rules", "python": "python", "sql": "sql",
                 "dot": "dot"}
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error as one sentence, not a usage dump."""
+    """argparse that reports a usage error as one sentence, not a usage dump, pointing
+    to the help of the parser that failed (`prog` is "orchard" or "orchard fit")."""
 
     def error(self, message: str):
-        raise OrchardError(f"{message[:1].upper()}{message[1:]} (see 'orchard "
-                           f"{self.prog.split()[-1]} --help').")
+        raise OrchardError(f"{message[:1].upper()}{message[1:]} (see '{self.prog} "
+                           "--help').")
+
+
+class _CommandParser(_Parser):
+    """A subcommand's parser.  It refuses unknown flags itself: argparse would hand
+    them up to the top-level parser, whose message points to 'orchard --help'."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="orchard", description="Optimal decision trees from CSV files.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_CommandParser)
 
     fit = sub.add_parser("fit", help="train a tree headlessly")
     fit.add_argument("data", help="CSV/TSV/whitespace table")
@@ -189,15 +201,12 @@ def _finish(args, algorithm: str, params: dict, data, options, result,
             render_image: Callable | None) -> dict:
     """Write the outputs and the summary of a finished training run."""
     tree = result.tree
-    written = {}
-    for flag, kind in EXPORT_FLAGS.items():
-        path = getattr(args, flag)
-        if path:
-            write_export(tree, path, kind)
-            written[flag] = path
+    outputs = {flag: (getattr(args, flag), export_writer(tree, kind))
+               for flag, kind in EXPORT_FLAGS.items() if getattr(args, flag)}
     if args.image:
-        render_image(tree, args.image)
-        written["image"] = args.image
+        outputs["image"] = (args.image, lambda path: render_image(tree, path))
+    write_all(list(outputs.values()))   # all or nothing: no model without its script
+    written = {flag: path for flag, (path, _) in outputs.items()}
     counts = data.row_counts
     scores = class_scores(data.y, tree.predict(data.X), data.class_names, counts)
     summary = {

@@ -17,7 +17,7 @@ from pathlib import Path
 from engine.cli import main as cli_main
 from resources import ICON, SAMPLES_DIR
 
-CLI_COMMANDS = ("fit", "predict", "sweep", "-h", "--help")
+CLI_COMMANDS = ("fit", "predict", "sweep")
 SAMPLE = SAMPLES_DIR / "loans.csv"
 HEADLESS_TIME_LIMIT = "30"  # seconds: the headless demo shows the best tree by then
 # Set to a number of seconds, the window quits on its own once its data is loaded and
@@ -121,7 +121,8 @@ def run_gui(data: str | None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in CLI_COMMANDS:
+    # A flag is the command line's to explain ('orchard --bogus'), not a file to open.
+    if argv and (argv[0] in CLI_COMMANDS or argv[0].startswith("-")):
         return cli_main(argv, render_image=render_image)
     if len(argv) > 1:
         print("orchard: Give at most one data file to open (or use 'orchard fit').",

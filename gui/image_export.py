@@ -74,7 +74,8 @@ def save_tree_image(tree, path: str | os.PathLike, **display) -> None:
 
     scene = scene_for(tree, **display)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=ext, dir=folder)
+        # a short prefix, so any name the file system allows leaves room for the rest
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.stem[:40]}.", suffix=ext, dir=folder)
     except OSError as error:
         raise OrchardError(f"Cannot write into the folder '{folder}' "
                            f"({error.strerror or error}).") from None

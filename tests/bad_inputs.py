@@ -15,6 +15,7 @@ spec, beside `data.csv`).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ def table(header=HEADER, rows=BASE_ROWS, delimiter=",", end="\n") -> str:
 
 
 BASE = table()
+LONG = "a" * 300   # appended to {out}: a file name longer than file systems allow
 
 
 @dataclass
@@ -43,6 +45,7 @@ class Case:
     outputs: tuple[str, ...] = ()            # placeholders of paths written on success
     expect: int | None = None                # a required exit code
     check: Callable[[dict | None, str], None] | None = None   # (JSON summary, stderr)
+    says: str | None = None                  # text the one sentence of a failure holds
 
 
 def fit(name, data, *options, expect=None, check=None, outputs=("out",)) -> Case:
@@ -350,6 +353,9 @@ def outputs() -> list[Case]:
         out.append(Case(f"{flag} to a new file", ["fit", "{data}", "--algo", "greedy",
                                                   flag, "{out}"],
                         data=BASE, outputs=("out",), expect=0))
+        out.append(Case(f"{flag} name too long", ["fit", "{data}", "--algo", "greedy",
+                                                  flag, "{out}" + LONG],
+                        data=BASE, expect=2, says="too long"))
     out += [
         Case("--out .", ["fit", "{data}", "--algo", "greedy", "--out", "."], data=BASE,
              expect=2),
@@ -404,6 +410,9 @@ def predictions() -> list[Case]:
         predict("semicolon table", table(delimiter=";"), expect=0),
         predict("infinite numbers", table(rows=[("inf",) + r[1:] for r in BASE_ROWS]),
                 expect=0),
+        Case("predict: --out name too long", ["predict", "{model}", "{data}", "--out",
+                                              "{out}" + LONG], data=BASE, expect=2,
+             says="too long"),
     ]
 
 
@@ -443,6 +452,23 @@ def sweeps() -> list[Case]:
     out.append(Case("sweep workers 0", ["sweep", "{spec}", "--out", "{out}", "--workers",
                                         "0"], data=BASE, spec=json.dumps(spec), expect=2,
                     outputs=("out",)))
+    # {out} ends in "result": a name of 255 bytes is fine, its journal's (+ .jsonl) not
+    for name, tail in (("sweep out name too long", LONG + ".csv"),
+                       ("sweep journal name too long", "a" * 245 + ".csv")):
+        out.append(Case(name, ["sweep", "{spec}", "--out", "{out}" + tail], data=BASE,
+                        spec=json.dumps(spec), expect=2, says="too long"))
+    # Python's JSON writes and reads Infinity and NaN (TOML has inf and nan)
+    refused = {"time_limit": [math.inf, -math.inf, math.nan, 0, -1, "10", True],
+               "folds": [math.inf, math.nan, 2.5, "3", True],
+               "holdout": [math.inf, math.nan, 0, 1, "0.2", True],
+               "depth": [math.inf, math.nan, 0.5, [1, math.inf], True],
+               "seed": [math.inf, math.nan, -1, 1.5, True]}
+    for key, values in refused.items():
+        base = {k: v for k, v in spec.items() if not (key == "holdout" and k == "folds")}
+        out += [Case(f"spec {key} = {json.dumps(value)}", ["sweep", "{spec}", "--out",
+                                                           "{out}"],
+                     data=BASE, spec=json.dumps({**base, key: value}), outputs=("out",),
+                     expect=2, says=f'"{key}"') for value in values]
     return out
 
 

@@ -1,4 +1,4 @@
-"""Every case of the malformed-input corpus (tests/bad_inputs.py, 475 cases) ends
+"""Every case of the malformed-input corpus (tests/bad_inputs.py, 511 cases) ends
 cleanly: exit 0 with its outputs written, or exit 2 with one sentence on stderr, no
 traceback and nothing written; never another exit code, an exception or a hang."""
 
@@ -97,6 +97,7 @@ def test_bad_input_ends_cleanly(case, tmp_path, capsys, model):
     if code in (2, 3):   # 3: the time limit ran out before a tree (CLI contract)
         lines = err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("orchard: "), err
+        assert case.says is None or case.says in lines[0], err
         assert not any(Path(path).exists() for path in written), written
         assert os.listdir(tmp_path / "out") == [], "a failed run left files behind"
     else:

@@ -1,12 +1,17 @@
 """The `orchard` command line: the DESIGN.md contract, bad input, every shared dataset."""
 
+import errno
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from engine.cli import main
+from engine.errors import ParameterError
+from engine.solvers.protocol import Param
 from gui.app import main as orchard
 
 from conftest import ROOT, SAMPLES, dataset_files
@@ -158,3 +163,73 @@ def test_delimiter_names(capsys, tmp_path, name):
     path = tmp_path / "t.tsv"
     path.write_text("a\tb\tclass\n1\t2\tx\n3\t4\ty\n5\t1\tx\n")
     assert run_json(capsys, "fit", path, "--algo", "greedy", "--delimiter", name)["n_rows"] == 3
+
+
+# ------------------------------------------------- rough edges of malformed input
+def test_outputs_are_all_or_nothing_when_the_disk_fills(capsys, tmp_path, monkeypatch):
+    """The disk fills while writing the second output: neither output is left, nor any
+    temporary file, and the failure is one sentence naming the file."""
+    data = tmp_path / "data.csv"
+    data.write_bytes((SAMPLES / "play_tennis.csv").read_bytes())
+    write_text = Path.write_text
+
+    def full_disk(path, *args, **kwargs):
+        if path.suffix == ".py":   # temporaries keep their target's extension
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return write_text(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full_disk)
+    assert main(["fit", str(data), "--algo", "greedy", "--out", str(tmp_path / "model.json"),
+                 "--python", str(tmp_path / "m.py")]) == 2
+    err = capsys.readouterr().err
+    assert err == "orchard: Cannot write '%s' (No space left on device).\n" % (tmp_path / "m.py")
+    assert os.listdir(tmp_path) == ["data.csv"]
+
+
+def test_an_image_name_too_long_is_one_sentence(capsys, tmp_path):
+    def fit_image(name):
+        return orchard(["fit", str(SAMPLES / "play_tennis.csv"), "--algo", "greedy",
+                        "--image", str(tmp_path / name)])
+
+    assert fit_image("a" * 300 + ".png") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("orchard: Cannot write") and "too long" in err
+    assert err.count("\n") == 1 and os.listdir(tmp_path) == []
+    assert fit_image("a" * 251 + ".svg") == 0   # the longest name allowed is written
+    assert os.listdir(tmp_path) == ["a" * 251 + ".svg"]
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["--bogus"], "(see 'orchard --help')."),
+    (["--bogus", "fit", "x.csv"], "(see 'orchard --help')."),
+    (["fit", "--bogus", "x.csv"], "(see 'orchard fit --help')."),
+    (["fit", "x.csv", "--bogus=3"], "(see 'orchard fit --help')."),
+    (["predict", "m.json", "x.csv", "--bogus"], "(see 'orchard predict --help')."),
+    (["sweep", "s.json", "--bogus"], "(see 'orchard sweep --help')."),
+])
+@pytest.mark.parametrize("command", [main, orchard], ids=["engine", "orchard"])
+def test_a_usage_error_points_to_the_help_of_its_command(capsys, command, argv, hint):
+    assert command(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("orchard: ") and err.endswith(hint + "\n") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("algo, param, value, message", [
+    ("greedy", "min_leaf", "0", "'min_leaf' must be at least 1, not 0."),
+    ("greedy", "min_leaf", "-1.5", "'min_leaf' must be at least 1, not -1.5."),
+    ("greedy", "depth", "25", "'depth' must be between 0 and 20, not 25."),
+    ("blossom", "threads", "-1", "'threads' must be between 0 and 1024, not -1."),
+    ("cadl85", "min_purity", "2", "'min_purity' must be between 0 and 1, not 2."),
+    ("odd", "restarts", "0", "'restarts' must be at least 1, not 0."),
+])
+def test_parameter_bounds_read_as_words(capsys, algo, param, value, message):
+    assert main(["fit", str(SAMPLES / "play_tennis.csv"), "--algo", algo, "--param",
+                 f"{param}={value}"]) == 2
+    assert capsys.readouterr().err == f"orchard: Parameter {message}\n"
+
+
+def test_an_upper_bound_alone_and_float_bounds():
+    with pytest.raises(ParameterError, match=r"'x' must be at most 5, not 7\.$"):
+        Param("x", "int", 0, "", high=5.0).validate(7)
+    with pytest.raises(ParameterError, match=r"'y' must be between 0\.5 and 2, not 3\.5\.$"):
+        Param("y", "float", 1.0, "", 0.5, 2.0).validate(3.5)

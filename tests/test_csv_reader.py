@@ -178,6 +178,45 @@ def test_nan_is_missing_and_inf_is_not_a_number_for_the_header():
     assert not parse_text("a,b\ninf,b\n2,c\n").has_header
 
 
+def _rows(n: int, every: int, word: str, others: tuple[str, ...]) -> list[str]:
+    """A column of n cells: `word` every `every` rows, else one of `others` in turn."""
+    return [word if k % every == 0 else others[k % len(others)] for k in range(n)]
+
+
+@pytest.mark.parametrize("first, second", [
+    (_rows(80, 20, "a", ("x", "y", "z")), _rows(80, 25, "b", ("p", "q"))),  # text
+    (_rows(80, 20, "a", tuple(map(str, range(9)))), _rows(80, 3, "b", ("p", "q"))),
+])
+def test_a_header_whose_words_are_also_values_below_is_a_header(first, second):
+    """Its words occur in their columns (a category named like its column, a column of
+    numbers with a few words), but seldom: 80 data rows, not 81."""
+    classes = _rows(80, 16, "class", ("yes", "no"))
+    text = "a,b,class\n" + "".join(f"{a},{b},{c}\n" for a, b, c in zip(first, second,
+                                                                       classes))
+    table = parse_text(text)
+    assert table.has_header and list(table.frame.columns) == ["a", "b", "class"]
+    assert len(table.frame) == 80
+
+
+def test_a_header_repeated_mid_file_is_still_a_header():
+    body = "".join(f"{k},{'red' if k % 2 else 'blue'},{'yes' if k % 3 else 'no'}\n"
+                   for k in range(30))
+    table = parse_text("age,colour,class\n" + body + "age,colour,class\n" + body)
+    assert table.has_header and len(table.frame) == 61
+
+
+@pytest.mark.parametrize("text", [
+    # a first data row whose values are as common below as the others
+    "a,b,class\n" + "x,p,yes\nb,class,no\ny,q,class\na,b,yes\n" * 20,
+    # all text, a value repeated across the row (tic-tac-toe-like)
+    "x,x,o,win\n" + "o,x,x,loss\nx,o,o,win\no,o,x,loss\n" * 5 + "x,b,b,loss\n",
+    # different words in every column, each among the common ones
+    "red,small,yes\n" + "red,large,no\nblue,small,yes\ngreen,large,no\n" * 10,
+])
+def test_a_first_row_of_common_values_is_data(text):
+    assert not parse_text(text).has_header
+
+
 def test_header_can_be_forced_off():
     table = parse_text("a,b,y\n1,2,0\n", header=False)
     assert not table.has_header

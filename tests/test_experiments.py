@@ -263,6 +263,25 @@ def test_toml_spec(folder, tmp_path):
     assert len(load_spec(spec).tasks()) == 4
 
 
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "0", "-5", "true", '"10"'])
+def test_toml_time_limit_must_be_positive_and_finite(folder, tmp_path, value):
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(f'datasets = ["{folder / "data" / "noisy.csv"}"]\n'
+                    f'algorithms = ["greedy"]\ntime_limit = {value}\n')
+    with pytest.raises(ParameterError, match="\"time_limit\" .* finite number"):
+        load_spec(spec)
+
+
+def test_a_time_limit_beyond_what_wait_accepts_still_runs(folder, tmp_path):
+    """`multiprocessing.connection.wait` refuses a timeout of about 25 days; the pool
+    waits at most LONGEST_WAIT at a time instead."""
+    spec = {**SPEC, "datasets": ["data/noisy.csv"], "algorithms": ["greedy"],
+            "depth": 1, "folds": 2, "time_limit": 1e12}
+    outcome = run_sweep(sweep_from_dict(spec, folder), tmp_path / "r.csv",
+                        ProcessPool(workers=1))
+    assert outcome.ran == 2 and outcome.failed == 0
+
+
 BAD_SPECS = [
     ({"algorithms": ["greedy"]}, "needs \"datasets\""),
     ({**SPEC, "algorithm": ["greedy"]}, "Unknown key 'algorithm'"),

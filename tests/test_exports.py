@@ -440,3 +440,29 @@ def test_infinite_cells_export_exactly_to_sql_and_python(rows):
     namespace: dict = {}
     exec(to_python(tree), namespace)
     assert [namespace["predict"]({"x": v}) for v in values] == expected
+
+
+def test_write_all_is_all_or_nothing_and_names_the_users_files(tmp_path):
+    """Several outputs: each writer gets a temporary file of its target's very name
+    (an image takes its format and title from it); one failing leaves nothing, and its
+    own error names the user's file, not the temporary one."""
+    from engine.errors import OrchardError
+    from engine.export.files import write_all
+
+    seen = []
+
+    def text(path):
+        seen.append(path)
+        path.write_text("ok")
+
+    def picture_fails(path):
+        raise OrchardError(f"Could not write the PNG '{path}'.")
+
+    first, second = tmp_path / "model.json", tmp_path / ("b" * 250 + ".png")
+    with pytest.raises(OrchardError) as error:
+        write_all([(first, text), (second, picture_fails)])
+    assert str(error.value) == f"Could not write the PNG '{second}'."
+    assert seen[0].name == "model.json" and seen[0].parent != tmp_path
+    assert list(tmp_path.iterdir()) == []
+    write_all([(first, text), (second, text)])
+    assert sorted(tmp_path.iterdir()) == sorted([first, second])

@@ -493,8 +493,19 @@ def _looks_like_header(frame: pd.DataFrame) -> bool:
     """Tell a header row from a first data row, as a person glancing at the file would.
 
     Judged on the names that are there (a header may leave a name blank or repeat one,
-    which `_unique_names` then mends): it either labels a numeric column with a word,
-    or is all words that never occur again below in their own column.
+    which `_unique_names` then mends) against the first 1,000 rows below.  The first
+    row is a header when
+
+    1. one of its words (a cell that is not a number) labels a column of numbers;
+    2. it is all words that never occur again below in their own column; or
+    3. it is all words, all different, and either a column below holds mostly
+       numbers (nine in ten of its cells), or each word is among the rarest values
+       of its column (`_is_rare`).  A header's words may also be values (a category
+       named like its column, the header repeated mid-file), but seldom; a first
+       data row's values are picked like the others (rare in every column only by
+       chance), and text data rows often repeat a value across columns (`x,x,o`),
+       which a header does not.  Words as common as the column's other values stay
+       ambiguous and are read as data: `--header` says otherwise.
     """
     first = frame.iloc[0].tolist()
     body = frame.iloc[1 : _HEADER_SAMPLE_ROWS + 1]
@@ -503,14 +514,30 @@ def _looks_like_header(frame: pd.DataFrame) -> bool:
              if cell.strip() and cell not in MISSING_MARKERS]
     if not named:
         return False
-    labels_numbers = any(
-        not _is_number(name) and values and all(map(_is_number, values))
-        for name, values in named
-    )
-    all_unrepeated_words = not any(_is_number(name) for name, _ in named) and all(
-        name not in values for name, values in named
-    )
-    return labels_numbers or all_unrepeated_words
+    if any(not _is_number(name) and values and all(map(_is_number, values))
+           for name, values in named):
+        return True
+    names = [name for name, _ in named]
+    if any(map(_is_number, names)):
+        return False
+    if all(name not in values for name, values in named):
+        return True
+    return len(set(names)) == len(names) and (
+        any(_mostly_numbers(values) for _, values in named)
+        or all(_is_rare(name, values) for name, values in named))
+
+
+def _mostly_numbers(values: list[str]) -> bool:
+    return bool(values) and sum(map(_is_number, values)) >= 0.9 * len(values)
+
+
+def _is_rare(value: str, values: list[str]) -> bool:
+    """Whether `value` is among the rarest values of its column: the values occurring
+    at most as often as it fill at most a tenth of `values` (so a data row's value,
+    picked like any other, is that rare one time in ten at most)."""
+    counts = Counter(values)
+    seen = counts[value]
+    return 10 * sum(n for n in counts.values() if n <= seen) <= len(values)
 
 
 def _is_number(cell: str) -> bool:

@@ -44,6 +44,9 @@ from engine.solvers import threads as threads_module
 from engine.solvers.threads import cpu_count
 
 DEFAULT_GRACE = 60.0  # seconds past the time limit: start-up, reading, first JIT compile
+# The longest single wait for a worker: `wait` refuses timeouts of about 25 days and
+# more (a time limit may be longer), and the pool's loop simply waits again.
+LONGEST_WAIT = 86_400.0
 
 
 class Backend(Protocol):
@@ -113,10 +116,11 @@ class ProcessPool:
         return task.time_limit + self.grace
 
     def _wait(self, running) -> float | None:
-        """Seconds until the next fit overruns, 0 if one has (None: no limit)."""
+        """Seconds until the next fit overruns (at most LONGEST_WAIT), 0 if one has
+        (None: no limit)."""
         limits = [w.started + limit - time.monotonic() for w in running
                   if (limit := self._kill_after(w.task)) is not None]
-        return max(0.0, min(limits)) if limits else None
+        return max(0.0, min(*limits, LONGEST_WAIT)) if limits else None
 
     def _stop_overrun(self, worker: _Worker) -> dict[str, Any]:
         task, worker.task = worker.task, None

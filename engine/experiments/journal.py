@@ -21,7 +21,7 @@ import pandas as pd
 
 from engine.errors import DataError, ParameterError
 from engine.experiments.tasks import COLUMNS, KEY
-from engine.export.files import write_atomically
+from engine.export.files import check_output, write_atomically
 
 TABLE_SUFFIXES = (".csv", ".parquet")
 
@@ -87,6 +87,7 @@ def check_table_path(out: str | Path) -> None:
                              "pyarrow); or name the results file .csv.")
     if not Path(out).resolve().parent.is_dir():
         raise DataError(f"The folder of the results file '{out}' does not exist.")
+    check_output(journal_path(out))   # e.g. a name the file system allows, but not +.jsonl
 
 
 def results_table(rows: Iterable[dict[str, Any]]) -> pd.DataFrame:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -189,10 +190,12 @@ def _plan(spec: dict) -> Plan:
 
 
 def _time_limit(spec: dict) -> float | None:
+    """Seconds per fit.  JSON as Python reads it (and TOML) allows Infinity and NaN,
+    which no deadline can use: leave the key out for no limit."""
     value = spec.get("time_limit")
-    if value is not None and not (_is_number(value) and value > 0):
-        raise ParameterError("\"time_limit\" in the sweep spec must be a positive number "
-                             "of seconds.")
+    if value is not None and not (_is_number(value) and 0 < value < math.inf):
+        raise ParameterError("\"time_limit\" in the sweep spec must be a positive, "
+                             "finite number of seconds (leave it out for no limit).")
     return None if value is None else float(value)
 
 

@@ -1,10 +1,11 @@
 """Exports of a trained tree: rules, Python, SQL, Graphviz DOT and the JSON model.
 
-`write_export` is the one entry point the CLI and the GUI use for a tree or a
-decision diagram (`DIAGRAM_WRITERS`, same kinds, from `export.diagram`), and
-`write_predictions` writes the CSV of `orchard predict --out`.  Both go through
-`write_atomically`, so an export that fails (or is interrupted) never leaves a
-half-written file behind, and an existing file is only replaced by a complete one.
+`write_export` is the one entry point the GUI uses for a tree or a decision diagram
+(`DIAGRAM_WRITERS`, same kinds, from `export.diagram`); the CLI takes the same
+writers from `export_writer` to write all its files at once (`files.write_all`), and
+`write_predictions` writes the CSV of `orchard predict --out`.  All go through
+`files`, so an export that fails (or is interrupted) never leaves a half-written file
+behind, and an existing file is only replaced by a complete one.
 `WRITERS` lists the tree exports (the GUI builds its export menu from it).
 """
 
@@ -32,9 +33,9 @@ from engine.model.diagram import Diagram
 if TYPE_CHECKING:
     from engine.model.tree import Tree
 
-__all__ = ["DIAGRAM_WRITERS", "WRITERS", "flat_rules", "model_rules", "nested_rules",
-           "rule_list_text", "rules_text", "to_dot", "to_python", "to_sql", "write_atomically",
-           "write_export", "write_predictions"]
+__all__ = ["DIAGRAM_WRITERS", "WRITERS", "export_writer", "flat_rules", "model_rules",
+           "nested_rules", "rule_list_text", "rules_text", "to_dot", "to_python", "to_sql",
+           "write_atomically", "write_export", "write_predictions"]
 
 
 def _text(render: Callable[[Tree], str]) -> Callable[[Tree, Path], None]:
@@ -81,9 +82,15 @@ def model_rules(model: Tree | Diagram) -> str:
     return diagram_rules(model) if isinstance(model, Diagram) else nested_rules(model)
 
 
-def write_export(tree: Tree | Diagram, path: str | Path, kind: str) -> None:
-    """Write a tree or diagram to `path` as `kind` (one of WRITERS), atomically."""
+def export_writer(tree: Tree | Diagram, kind: str) -> Callable[[Path], None]:
+    """`write(path)` writing a tree or diagram as `kind` (one of WRITERS), for
+    `write_atomically` or, with other files all or nothing, `files.write_all`."""
     writer = (DIAGRAM_WRITERS if isinstance(tree, Diagram) else WRITERS).get(kind)
     if writer is None:
         raise ParameterError(f"Unknown export '{kind}': use {', '.join(WRITERS)}.")
-    write_atomically(path, lambda temporary: writer(tree, temporary))
+    return lambda path: writer(tree, path)
+
+
+def write_export(tree: Tree | Diagram, path: str | Path, kind: str) -> None:
+    """Write a tree or diagram to `path` as `kind` (one of WRITERS), atomically."""
+    write_atomically(path, export_writer(tree, kind))

@@ -77,9 +77,24 @@ class Param:
         if self.kind in ("int", "float"):
             if (self.low is not None and value < self.low) or (
                     self.high is not None and value > self.high):
-                raise ParameterError(f"Parameter '{self.name}' must lie between "
-                                     f"{self.low} and {self.high}, not {value}.")
+                raise ParameterError(f"Parameter '{self.name}' must be {self.bounds()}, "
+                                     f"not {_number(value)}.")
         return value
+
+    def bounds(self) -> str:
+        """The allowed range in words: "between 0 and 1", "at least 1", "at most 20"."""
+        low, high = _number(self.low), _number(self.high)
+        if self.low is not None and self.high is not None:
+            return f"between {low} and {high}"
+        return f"at least {low}" if self.low is not None else f"at most {high}"
+
+
+def _number(value: float | None) -> str:
+    """A bound or value as people write it: whole numbers without ".0" (bounds are
+    often given as floats, e.g. 1.0 for an int parameter), others as Python does."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return str(value)
 
 
 DEPTH = Param("depth", "int", 3, "Maximum depth of the tree (0 = a single leaf).", 0, 20)
