@@ -142,6 +142,8 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
     def _features(self, X) -> np.ndarray:
         check_is_fitted(self, "model_")
         frame = X if isinstance(X, pd.DataFrame) else None
+        if frame is not None and getattr(self, "_loaded", False):
+            X = frame = self._model_columns(frame)
         X = validate_data(self, X, reset=False,
                           dtype=None if frame is not None else "numeric",
                           ensure_all_finite=False if frame is not None else "allow-nan")
@@ -150,6 +152,16 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
             return self.model_.prep.transform(table)
         except OrchardError as error:
             raise ValueError(str(error)) from error
+
+    def _model_columns(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """A loaded model knows only the columns it reads (a file records no others),
+        so the table's other columns, e.g. the constant or id-like ones the fit left
+        out, are set aside rather than refused."""
+        by_name = {str(c): c for c in frame.columns}
+        wanted = [str(name) for name in self.feature_names_in_]
+        if all(name in by_name for name in wanted):
+            return frame[[by_name[name] for name in wanted]]
+        return frame
 
     def predict(self, X) -> np.ndarray:
         """The class of each row of X."""
@@ -209,6 +221,7 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
         estimator.n_features_in_ = len(model.prep.columns)
         estimator.feature_names_in_ = np.array([c.name for c in model.prep.columns],
                                                dtype=object)
+        estimator._loaded = True
         return estimator
 
     def __sklearn_tags__(self):

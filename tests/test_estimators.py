@@ -109,6 +109,20 @@ def test_a_saved_model_predicts_the_same_through_orchard_predict(tmp_path, capsy
     assert list(loaded.predict(X)) == predicted
 
 
+def test_a_loaded_model_takes_the_table_with_the_columns_the_fit_left_out(tmp_path):
+    """The fit ignores a constant and an id-like column, so the model file names only
+    the columns it reads; the loaded estimator predicts on the whole table anyway (a
+    journey once got "Feature names unseen at fit time")."""
+    X, y = animals()
+    X = X.assign(constant="same", name=[f"animal {i}" for i in range(len(X))])
+    model = orchard.OptimalTreeClassifier(algorithm="greedy", max_depth=2).fit(X, y)
+    model.save(tmp_path / "model.json")
+    loaded = orchard.OptimalTreeClassifier.load(tmp_path / "model.json")
+    assert list(loaded.predict(X)) == [str(v) for v in model.predict(X)]
+    assert list(loaded.predict(X.drop(columns=["constant", "name"]))) == \
+        list(loaded.predict(X))
+
+
 @pytest.mark.parametrize("algorithm", ["greedy", "blossom", "dl85", "contree"])
 def test_the_same_tree_as_orchard_fit(algorithm, tmp_path, capsys):
     X, y = animals()

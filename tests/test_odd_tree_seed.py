@@ -221,3 +221,23 @@ def test_the_smallest_perfect_tree_keeps_its_tests_on_the_data_columns():
     diagram = as_diagram(tree, X, y, np.ones(n), 0.0, (1, 2, 4), prep)
     assert diagram.error(X, y) == 0
     assert diagram.n_internal == 3
+
+
+def test_the_smallest_perfect_tree_on_already_binarised_columns():
+    """With guided (or any) binarisation the data's own features are 0/1 tests
+    `a <= t`, which sat-size sees unchanged: they stay those features (a journey's
+    `odd --binarize guided` once raised KeyError here)."""
+    from engine.data.csv_reader import parse_text
+    from engine.data.dataset import PrepOptions, prepare
+    from engine.solvers.odd.tree_seed import smallest_perfect_tree
+
+    rng = np.random.default_rng(1)
+    a, b = rng.integers(0, 5, 30), rng.integers(0, 4, 30)
+    y = ((a > 2) ^ (b > 1)).astype(int)
+    text = "a,b,class\n" + "\n".join(f"{p},{q},{c}" for p, q, c in zip(a, b, y))
+    data = prepare(parse_text(text), PrepOptions(binarize="guided", depth=4))
+    assert data.is_binary
+    tree = smallest_perfect_tree(data, 4, Monitor(None))
+    assert tree is not None
+    diagram = as_diagram(tree, data.X, data.y, data.w, 0.0, (1, 2, 4, 8), data.prep)
+    assert diagram.error(data.X, data.y) == 0

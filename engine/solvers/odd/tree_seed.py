@@ -32,9 +32,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.data.dataset import binarized
-from engine.data.features import LE, NUM
+from engine.data.features import NUM
 from engine.errors import OrchardError
 from engine.model.diagram import Diagram
+from engine.model.feature_space import on_features
 from engine.solvers import kernel_support as ks
 from engine.solvers.contree.adapter import ConTree
 from engine.solvers.contree.kernel import contree_search, root_order
@@ -124,17 +125,8 @@ def smallest_perfect_tree(data, depth: int, monitor: Monitor) -> TestTree | None
     tree = result.tree
     if result.train_error > 0 or tree.feature[0] < 0:
         return None
-    column = {f.column: j for j, f in enumerate(data.features) if f.op == NUM}
-    out = TestTree(tree.feature.copy(), tree.threshold.copy(), tree.left.copy(),
-                   tree.right.copy())
-    for node in np.flatnonzero(tree.feature >= 0):
-        test = binary.features[tree.feature[node]]
-        if test.op == LE:   # x = [column <= t]: x = 0 (column > t) went left
-            out.feature[node], out.threshold[node] = column[test.column], test.value
-            out.left[node], out.right[node] = tree.right[node], tree.left[node]
-        else:               # a 0/1 column of the data itself
-            out.feature[node] = data.features.index(test)
-    return out
+    tree = on_features(tree, data.prep)   # midpoint tests back on the columns
+    return TestTree(tree.feature, tree.threshold, tree.left, tree.right)
 
 
 def as_diagram(tree, X: np.ndarray, y: np.ndarray, w: np.ndarray, penalty: float,
