@@ -83,7 +83,8 @@ class TableSpec:
 def table_specs(draw, max_rows: int = 3000, max_columns: int = 40,
                 max_values: int = 5000, max_classes: int = 60) -> TableSpec:
     """Tables like the ones analysts bring (see the module docstring)."""
-    rows = draw(st.integers(20, max_rows))
+    # log-uniform: as many tables of thousands of rows as of tens
+    rows = round(20 * (max_rows / 20) ** draw(st.floats(0.0, 1.0)))
     classes = draw(st.integers(2, max(2, min(max_classes, rows // 5))))
     majority = draw(st.floats(1.0 / classes, 0.95))
     kinds = tuple(draw(st.lists(st.sampled_from(KINDS), min_size=1, max_size=max_columns)))

@@ -210,3 +210,12 @@ def test_a_measurement_as_target_is_refused():
     with pytest.raises(DataError, match="looks like a measurement"):
         prepare(parse_text(rows))
     assert prepare(parse_text(rows), PrepOptions(target="first")).n_classes == 3
+
+
+def test_a_table_without_a_usable_column_says_which_were_left_out_and_what_to_try():
+    text = "a,b,class\n" + "\n".join(f"same,id{i},{i % 2}" for i in range(30))
+    with pytest.raises(DataError) as error:
+        prepare(parse_text(text), PrepOptions())
+    message = str(error.value)
+    assert "'a' (a single value)" in message and "'b'" in message
+    assert "--categorical" in message and message.count(".") == 1

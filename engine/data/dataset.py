@@ -161,7 +161,7 @@ def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
 
     columns, missing = _typed_inputs(frame, target, options, report, progress)
     if not columns:
-        raise DataError("No usable feature column is left besides the target.")
+        raise DataError(_nothing_left(report.ignored_columns))
     kinds = {name: kind for name, (kind, _) in columns.items()}
     absent = np.column_stack(list(missing.values()))
     keep = slice(None)
@@ -235,6 +235,17 @@ def binarized(data: Dataset, spec: str, depth: int | None = None,
     X = np.column_stack(columns).astype(np.uint8 if binary else np.float64) if columns \
         else np.zeros((data.n_rows, 0), np.uint8)
     return Dataset(X, data.y, data.w, prep, data.report, data.counts, data.class_weights)
+
+
+def _nothing_left(ignored: dict[str, str]) -> str:
+    """Why no input column is left, and what to try, in one sentence."""
+    named = [f"'{name}' ({why})" for name, why in list(ignored.items())[:3]]
+    more = f" and {len(ignored) - 3} more" if len(ignored) > 3 else ""
+    verb = "was" if len(ignored) == 1 else "were"
+    reasons = f": {', '.join(named)}{more} {verb} left out" if named else ""
+    return (f"No usable feature column is left besides the target{reasons}; use one "
+            "anyway with --categorical COLUMN (in the app, “Use as” in the column "
+            "table), or choose another class column.")
 
 
 def _doubt_target(target: str, class_names: list[str], report: PrepReport) -> None:
