@@ -149,6 +149,17 @@ def test_bad_input_in_a_real_process_prints_no_traceback(tmp_path):
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
 
 
+def test_odd_json_in_a_real_process_is_json(datasets_dir):
+    """HiGHS printed its banner on fd 1, before the summary, in every `odd` run."""
+    iris = datasets_dir / "inferdt" / "iris.csv"
+    done = subprocess.run([sys.executable, "-m", "gui.app", "fit", str(iris), "--algo",
+                           "odd", "--json", "--time-limit", "10"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["algorithm"] == "odd" and summary["train_error"] <= 10
+
+
 def test_headless_orchard_trains_on_the_bundled_sample(monkeypatch, capsys):
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)

@@ -7,17 +7,19 @@ an invalid symmetry breaking (which would cut off the optimum) makes a test fail
 
 import itertools
 import json
+import subprocess
+import sys
 import threading
 import time
 from functools import cache
 
 import numpy as np
 import pytest
-from conftest import DATASETS
+from conftest import DATASETS, ROOT
 
 from engine.cli import main
 from engine.data.columns import ColumnKind
-from engine.data.csv_reader import read_table
+from engine.data.csv_reader import parse_text, read_table
 from engine.data.dataset import PrepOptions, prepare
 from engine.data.features import EQ, NUM, Feature
 from engine.data.preprocessing import InputColumn, Preprocessing
@@ -25,7 +27,9 @@ from engine.errors import ParameterError
 from engine.model import load_model
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
+from engine.solvers.odd import milp as odd_milp
 from engine.solvers.odd import parity_groups
+from engine.solvers.odd.adapter import milp_seconds
 from engine.solvers.odd.common import SideConstraints, Skeleton
 from engine.solvers.odd.heuristic import OddHeuristic
 from engine.solvers.odd.milp import OddMilp, wait_idle
@@ -287,6 +291,84 @@ def test_cancel_is_honoured_within_a_fifth_of_a_second(wine):
     assert result.status == Status.CANCELLED
     assert result.tree.error(wine.X, wine.y, wine.w) == result.train_error
     wait_idle(30)
+
+
+def random_milp(rows: int, depth: int) -> OddMilp:
+    """The MILP of `rows` random rows (4 features, 3 classes): HiGHS proves nothing
+    soon, and its presolve (which ignores interrupts) takes a fraction of a second."""
+    rng = np.random.default_rng(0)
+    milp = OddMilp(rng.random((rows, 4)).round(2), rng.integers(0, 3, rows), np.ones(rows),
+                   3, Skeleton.parse("", depth, False), 0.01, False, SideConstraints())
+    milp.build()
+    return milp
+
+
+def test_without_a_time_limit_the_milp_step_has_a_default_budget():
+    """Without a time limit the MILP ran until HiGHS's proof: iris's fit never ended."""
+    assert milp_seconds(1000, None) == 5 and milp_seconds(1000, 60.0) == float("inf")
+    assert milp_seconds(10, None) == 1.5 and milp_seconds(10**6, None) == 30
+    rng = np.random.default_rng(1)
+    lines = ["a,b,c,label"] + [",".join(f"{v:.2f}" for v in row) + f",k{rng.integers(3)}"
+                               for row in rng.random((100, 3))]
+    data = prepare(parse_text("\n".join(lines)), PrepOptions())
+    monitor = Monitor(None)
+    timer = threading.Timer(30, monitor.cancel)   # ends the run if the default does not
+    timer.start()
+    result = train(data, "odd", {"depth": 3}, monitor=monitor)
+    timer.cancel()
+    assert result.status == Status.TIME_LIMIT and not result.optimal
+    assert "default budget of 1.5 s" in result.stats["message"]
+    assert monitor.elapsed() < 15 and result.stats["lns_seconds"] < 2
+    assert result.train_error == result.tree.error(data.X, data.y, data.w)
+    wait_idle(30)
+
+
+def test_an_exception_during_the_milp_stops_highs():
+    """A callback's exception (or Ctrl-C) used to leave HiGHS running, unstopped."""
+    milp = random_milp(100, 3)
+
+    def fail(values, objective, bound):
+        raise RuntimeError("callback failed")
+
+    with pytest.raises(RuntimeError):
+        milp.solve(None, lambda: False, on_solution=fail)
+    assert odd_milp._RUNNING and wait_idle(30)
+
+
+LINGERING_HIGHS = """
+import sys
+import time
+sys.path.insert(0, "tests")
+from test_odd import odd_milp, random_milp
+
+# Stopped at once, HiGHS goes on through its presolve after `solve` has returned.
+assert random_milp(100, 3).solve(None, lambda: True).status == "interrupted"
+assert odd_milp._RUNNING
+
+
+class Finalizing:
+    # Deleted while the interpreter finalizes (when `Thread.is_alive` no longer
+    # tells): waits there for HiGHS to return into Python, if nothing joined it.
+    def __del__(self, joined=odd_milp._RUNNING, clock=time.monotonic, sleep=time.sleep):
+        deadline = clock() + 10
+        while joined and clock() < deadline:
+            sleep(0.02)
+
+
+finalizing = Finalizing()
+"""
+
+
+def test_a_stopped_highs_run_never_aborts_the_process_at_exit():
+    """`orchard fit --algo odd` died of SIGABRT ("terminate called without an active
+    exception", exit 134) after printing its result when the time limit stopped a
+    sub-MILP of the LNS: HiGHS, still ending, returned into Python while the
+    interpreter finalized.  Here it does so whatever the timing, unless something
+    waits for it before the finalization."""
+    done = subprocess.run([sys.executable, "-c", LINGERING_HIGHS], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout == "" and "terminate" not in done.stderr
 
 
 def test_size_guard_returns_the_heuristic(wine):

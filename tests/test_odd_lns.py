@@ -169,9 +169,9 @@ def tiny_table(seed: int, rows: int) -> str:
 def test_lns_then_full_milp_reaches_the_full_milps_optimum(seed, rows, skeleton, tree, alpha):
     data = prepare(parse_text(tiny_table(seed, rows)), PrepOptions(target="label"))
     objectives = {}
-    for mode in ("full", "lns"):
+    for mode in ("full", "lns"):   # with a time limit: the default budget may be short
         result = train(data, "odd", {"skeleton": skeleton, "tree": tree, "alpha": alpha,
-                                     "restarts": 1, "milp_mode": mode})
+                                     "restarts": 1, "milp_mode": mode}, time_limit=60)
         assert result.optimal and result.status == Status.OPTIMAL
         objectives[mode] = result.stats["objective"]
     assert objectives["lns"] == pytest.approx(objectives["full"], abs=1e-6)

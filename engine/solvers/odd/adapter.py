@@ -27,7 +27,11 @@ the skeleton has a smaller objective (up to an absolute gap of 1e-6 W).
 Time: the heuristic gets `heuristic_time` seconds (0 = automatic: a tenth of the
 time limit, at most 60 s, or 10 s without a limit) and at most `restarts`
 constructions; the tree seed and then the descent each get a quarter of the time
-left (at most 10 s each); the MILP gets the rest (no limit without one).
+left (at most 10 s each); the MILP gets the rest.  Without a time limit the MILP
+step (LNS and full MILP) gets `milp_seconds`: a second per 200 training rows,
+between 1.5 and 30 s (HiGHS's proof may take hours beyond a few dozen rows: iris at
+depth 3 had no end in 15 minutes); when it ends before the proof the status is
+`time_limit` and stats["message"] says so.
 With `milp_mode = lns` (the default) that time goes first to a large-neighbourhood
 search (`lns`: the MILP re-optimises one part of the diagram at a time, small
 sub-MILPs where HiGHS gets further within seconds than on the whole MILP) until no
@@ -50,6 +54,8 @@ returned with `stats["constraints_met"] = False`.
 from __future__ import annotations
 
 import itertools
+import math
+import time
 from collections.abc import Iterable
 
 import numpy as np
@@ -72,6 +78,7 @@ from engine.solvers.protocol import Param, Result, Solver, Status
 from engine.solvers.registry import register
 
 AUTO_SHARE, AUTO_CAP, AUTO_UNLIMITED = 0.1, 60.0, 10.0
+MILP_ROWS_PER_SECOND, MILP_LEAST, MILP_MOST = 200, 1.5, 30.0
 
 
 def heuristic_seconds(requested: float, time_limit: float | None) -> float:
@@ -79,6 +86,15 @@ def heuristic_seconds(requested: float, time_limit: float | None) -> float:
     if requested > 0:
         return requested
     return min(AUTO_CAP, AUTO_SHARE * time_limit) if time_limit else AUTO_UNLIMITED
+
+
+def milp_seconds(rows: int, time_limit: float | None) -> float:
+    """The MILP step's budget: unbounded under a time limit (the run's deadline
+    rules), else the default (see the module docstring), so that `orchard fit` and
+    a notebook's fit without a time limit end within about a minute."""
+    if time_limit:
+        return math.inf
+    return min(max(rows / MILP_ROWS_PER_SECOND, MILP_LEAST), MILP_MOST)
 
 
 def parity_groups(data, name: str) -> np.ndarray:
@@ -249,6 +265,21 @@ class _Run:
         self.stats["warm_start"] = ("used" if start is not None else
                                     "breaks " + "; ".join(broken) if broken else
                                     "not representable")
+        budget = milp_seconds(len(self.y), self.monitor.time_limit)
+        with self.monitor.share(1.0, budget):
+            result = self.milp_steps(milp, start, start_diagram, params)
+        if budget < math.inf and result.status == Status.TIME_LIMIT:
+            self.stats["message"] = (
+                f"The MILP's default budget of {budget:.3g} s (a second per "
+                f"{MILP_ROWS_PER_SECOND} training rows, {MILP_LEAST:g} to {MILP_MOST:g} s, "
+                "when no time limit is given) ended before the proof: the diagram shown "
+                "is the best found, not proven optimal; give a time limit (--time-limit, "
+                "time_limit=) for more.")
+        return result
+
+    def milp_steps(self, milp: OddMilp, start: np.ndarray | None, start_diagram: Diagram,
+                   params: dict) -> Result:
+        """The LNS if asked (and `start` is a MILP start), then the full MILP."""
         seed = params["seed"]
         if params["milp_mode"] == "lns" and start is not None:
             outcome = self.lns(milp, start_diagram, seed)
@@ -258,6 +289,11 @@ class _Run:
                 return self.result(proven=False, interrupted=True)
             start = outcome.columns
         return self.full_milp(milp, start, start_diagram, seed)
+
+    def seconds_left(self) -> float:
+        """Seconds to the deadline in force, a `Monitor.share`'s included (which
+        `Monitor.remaining` leaves out when the run has no time limit)."""
+        return max(0.0, float(self.monitor.control[ks.C_DEADLINE]) - time.monotonic())
 
     def seeded(self, milp: OddMilp, heuristic: Diagram) -> Diagram:
         """The tree seed (`tree_seed`) if it beats the heuristic's diagram, meets the
@@ -330,7 +366,7 @@ class _Run:
         """The large-neighbourhood search (`lns`), its diagrams published as found."""
         started = self.monitor.elapsed()
         outcome = OddLns(milp, self.data.prep, self.objective, seed).run(
-            diagram, self.monitor.remaining(), self.monitor.should_stop,
+            diagram, self.seconds_left(), self.monitor.should_stop,
             lambda d: self.offer(d, 0.0))
         self.stats.update(lns_solves=outcome.solves, lns_improvements=outcome.improvements,
                           lns_objective=outcome.objective,
@@ -347,7 +383,7 @@ class _Run:
         def on_solution(values, objective, bound):
             self.offer(milp.decode(values, self.data.prep), bound if np.isfinite(bound) else 0.0)
 
-        outcome = milp.solve(self.monitor.remaining(), self.monitor.should_stop, start, cutoff,
+        outcome = milp.solve(self.seconds_left(), self.monitor.should_stop, start, cutoff,
                              on_solution, seed)
         if outcome.values is not None:
             decoded = milp.decode(outcome.values, self.data.prep)

@@ -26,13 +26,20 @@ objective as `objective_bound`.  With that bound HiGHS reports "optimal" or
 "infeasible" when it proves that nothing beats the bound, so the caller must keep
 the better of the heuristic and the MILP's solution (which `OddMilp.solve` does
 not do itself).  Improving solutions reach the caller through HiGHS's callbacks,
-and an interrupt callback stops the solver as soon as `should_stop()` says so.
+and an interrupt callback stops the solver as soon as `should_stop()` says so
+(HiGHS reads it only between steps: presolve and each LP of its search run to
+their end, or to HiGHS's own time limit, so a stopped run may go on for seconds
+in the background, and the interpreter waits for it at exit: see `_wait_at_exit`).
+HiGHS never writes to stdout (`_QuietHighs`).
 `restrict` confines the built model to a neighbourhood of a solution, for the
 large-neighbourhood search of `lns`, and `release` gives the full model back.
 """
 
 from __future__ import annotations
 
+import atexit
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -67,6 +74,41 @@ def wait_idle(timeout: float | None = None) -> bool:
             return False
         _RUNNING.pop(0)
     return True
+
+
+@atexit.register
+def _wait_at_exit() -> None:
+    """Let stopped HiGHS runs end before the interpreter finalizes.
+
+    A HiGHS thread that returns into Python (or calls a callback) while the
+    interpreter finalizes is ended by CPython with pthread_exit, whose unwinding
+    through pybind11's noexcept GIL guard calls std::terminate: "terminate called
+    without an active exception" and SIGABRT (exit 134) after `orchard fit` had
+    printed its result.  atexit handlers run before that, while threads still run.
+    A wait longer than a second (a stop came during a long LP) is said on stderr;
+    a Ctrl-C during the wait exits at once, skipping the finalization (status 130).
+    """
+    try:
+        if not wait_idle(1.0):
+            print("orchard: waiting for HiGHS to end its current step (Ctrl-C quits at "
+                  "once).", file=sys.stderr, flush=True)
+            wait_idle()
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+
+
+class _QuietHighs(highspy.Highs):
+    """`highspy.Highs` that never prints HiGHS's banner ("Running HiGHS ...
+    Copyright ...") on stdout, which made `orchard fit --json` invalid JSON and
+    disturbed the window's warm-up.  The banner is logged by the first HiGHS call
+    made while `output_flag` is on, which is `setCallback` in `Highs.__init__`'s
+    `enableCallbacks`: logging goes off just before it."""
+
+    def enableCallbacks(self):
+        self.setOptionValue("output_flag", False)
+        super().enableCallbacks()
 
 
 @dataclass(frozen=True)
@@ -328,8 +370,7 @@ class OddMilp:
         self.row_lower = np.concatenate(rows.lower)
         self.row_upper = np.concatenate(rows.upper)
         self.col_lower, self.col_upper, self.cost = lower, upper, cost
-        highs = highspy.Highs()
-        highs.silent()
+        highs = _QuietHighs()
         highs.passModel(n_cols, rows.count, len(v), 1, 1, 0.0, cost, lower, upper,
                         self.row_lower, self.row_upper, start, r.astype(np.int32), v, integer)
         self.highs = highs
@@ -514,6 +555,8 @@ class OddMilp:
         seconds apart while it separates cuts at the root, so a stop request makes
         `solve` return within `STOP_GRACE` seconds with the best incumbent so far;
         HiGHS, told to stop, then ends in the background (`wait_idle` joins it).
+        So does a run that an exception leaves behind (one of `on_solution`, or
+        Ctrl-C), instead of running on unstopped.
         """
         highs = self.highs
         highs.setOptionValue("mip_rel_gap", 0.0)
@@ -557,15 +600,19 @@ class OddMilp:
                 if on_solution is not None:
                     on_solution(values, objective, dual)
 
-        while worker.is_alive():
-            worker.join(POLL)
-            drain()
-            if stopped_at is None and should_stop():
+        try:
+            while worker.is_alive():
+                worker.join(POLL)
+                drain()
+                if stopped_at is None and should_stop():
+                    stop.set()
+                    stopped_at = time.monotonic()
+                if stopped_at is not None and time.monotonic() - stopped_at > STOP_GRACE:
+                    return MilpOutcome("interrupted", best[0], best[1], bound[0])
+        finally:
+            if worker.is_alive():
                 stop.set()
-                stopped_at = time.monotonic()
-            if stopped_at is not None and time.monotonic() - stopped_at > STOP_GRACE:
                 _RUNNING.append(worker)
-                return MilpOutcome("interrupted", best[0], best[1], bound[0])
         drain()
         status = highs.getModelStatus()
         info = highs.getInfo()
