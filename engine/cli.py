@@ -319,7 +319,11 @@ def sweep(args) -> int:
 
 def main(argv: Sequence[str] | None = None, render_image: Callable | None = None) -> int:
     """Run a CLI command; `render_image(tree, path)` is supplied by the GUI package."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+            raise OrchardError(f"Unknown option '{argv[0]}': start with a command, fit, "
+                               "predict or sweep (see 'orchard --help').")
         args = build_parser().parse_args(argv)
         if args.command == "sweep":
             return sweep(args)

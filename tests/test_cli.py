@@ -223,6 +223,7 @@ def test_a_usage_error_points_to_the_help_of_its_command(capsys, command, argv, 
     assert command(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("orchard: ") and err.endswith(hint + "\n") and err.count("\n") == 1
+    assert "bogus" in err   # the option that was not understood is named
 
 
 @pytest.mark.parametrize("algo, param, value, message", [
