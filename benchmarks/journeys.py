@@ -15,6 +15,7 @@ import argparse
 import dataclasses
 import itertools
 import json
+import os
 import platform
 import sys
 import tempfile
@@ -25,6 +26,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")   # `--image` draws with Qt
 
 from journeys import (  # noqa: E402
     ALGORITHMS,
@@ -59,7 +61,8 @@ def shrunk(spec: TableSpec, algorithm: str) -> TableSpec:
     """The table cut to what SAT and the diagram MILP can answer (rows and columns)."""
     rows, columns = SMALL.get(algorithm, (spec.rows, len(spec.kinds)))
     kinds = spec.kinds[:columns]
-    return TableSpec(min(spec.rows, rows), min(spec.classes, max(2, min(spec.rows, rows) // 5)),
+    rows = min(spec.rows, rows)
+    return TableSpec(rows, min(spec.classes, max(2, rows // 5)),
                      spec.majority, kinds, spec.text_values[:kinds.count("text")],
                      spec.missing, spec.odd_names, spec.seed)
 
@@ -71,7 +74,8 @@ def main(argv=None) -> int:
     parser.add_argument("--max-columns", type=int, default=60)
     parser.add_argument("--algorithms", default=",".join(ALGORITHMS))
     parser.add_argument("--depths", default="1,2,3,4,5,6")
-    parser.add_argument("--binarize", default=",".join(b or "default" for b in BINARIZATIONS))
+    parser.add_argument("--binarize",
+                        default=",".join(b or "default" for b in BINARIZATIONS))
     parser.add_argument("--entries", default=",".join(ENTRIES))
     parser.add_argument("--time-limit", type=float, default=10.0)
     parser.add_argument("--out", default="journeys.jsonl")
@@ -82,7 +86,7 @@ def main(argv=None) -> int:
         tables, args.algorithms.split(","), [int(d) for d in args.depths.split(",")],
         [None if b == "default" else b for b in args.binarize.split(",")],
         args.entries.split(",")))
-    print(f"{len(matrix)} journeys on {len(tables)} tables, {platform.processor() or platform.machine()}, "
+    print(f"{len(matrix)} journeys on {len(tables)} tables, {platform.machine()}, "
           f"{time.strftime('%Y-%m-%d')}", flush=True)
     counts: Counter = Counter()
     failures = []

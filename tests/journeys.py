@@ -5,14 +5,14 @@ A journey is one generated table (`TableSpec`: numeric, whole-number, text with 
 imbalanced, odd header names) × an algorithm × a depth × a binarisation × an entry
 point:
 
-- `cli`: `orchard fit` with every export and `--json`, then `orchard predict` on the
-  same file, the exported Python module run on every row and the exported SQL run in
-  SQLite on a copy of the table;
+- `cli`: `orchard fit` with every export, the picture and `--json`, then `orchard
+  predict` on the same file, the exported Python module run on every row and the
+  exported SQL run in SQLite on a copy of the table;
 - `notebook`: the estimators on the table as `pandas.read_csv` gives it: `fit`,
   `predict`, `predict_proba`, pickle, `save` / `load`;
 - the window's Run is driven by `tests/test_journeys.py` through pytest-qt.
 
-Every journey asserts (`check_*` return the problems found, empty when it went
+Every journey checks (each finding goes into `Outcome.problems`, empty when it went
 right): no traceback (a refusal is one sentence and exit status 2), `predict` on the
 raw table reproduces the accuracy the fit reported, the exports reproduce the
 predictions, anytime solvers and `auto` are never worse than greedy at the same
@@ -38,7 +38,6 @@ import numpy as np
 import pandas as pd
 from hypothesis import strategies as st
 
-from engine.cli import main as cli
 from engine.data.csv_reader import read_table
 from engine.model import load_model
 
@@ -139,7 +138,8 @@ def _column(kind: str, y: np.ndarray, k: int, values: int,
         shift = rng.normal(size=k)[y]
         return np.char.mod("%.3f", shift + rng.normal(size=n)).astype(object)
     if kind == "whole":
-        return (y * rng.integers(1, 5) + rng.integers(0, 6, size=n)).astype(str).astype(object)
+        whole = y * rng.integers(1, 5) + rng.integers(0, 6, size=n)
+        return whole.astype(str).astype(object)
     if kind == "text":
         values = min(values, n)
         own = rng.integers(values, size=k)[y]   # a favourite value per class
@@ -214,7 +214,10 @@ def run(journey: Journey, folder: Path) -> Outcome:
 
 
 def call_cli(*argv) -> tuple[int, str, str]:
-    """(exit status, stdout, stderr) of one in-process `orchard` command."""
+    """(exit status, stdout, stderr) of one in-process `orchard` command (the installed
+    entry point, which also draws `--image`)."""
+    from gui.app import main as cli
+
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = cli([str(a) for a in argv])
@@ -240,7 +243,7 @@ def fit_arguments(journey: Journey, path: Path) -> list:
 def cli_journey(journey: Journey, path: Path, folder: Path, outcome: Outcome) -> None:
     outputs = {flag: folder / f"model.{flag}" for flag in ("out", "python", "sql", "rules",
                                                             "dot")}
-    argv = fit_arguments(journey, path) + ["--json"]
+    argv = fit_arguments(journey, path) + ["--json", "--image", folder / "model.png"]
     for flag, target in outputs.items():
         argv += [f"--{flag}", target]
     start = time.monotonic()
@@ -250,7 +253,7 @@ def cli_journey(journey: Journey, path: Path, folder: Path, outcome: Outcome) ->
         outcome.refusal = err.strip()
         if not one_sentence(err):
             outcome.fail(f"refusal is not one sentence: {err!r}")
-        if any(p.exists() for p in outputs.values()):
+        if any(p.exists() for p in [*outputs.values(), folder / "model.png"]):
             outcome.fail("a refused fit left output files behind")
         return
     if status != 0:
@@ -316,6 +319,8 @@ def check_exports(outputs: dict, path: Path, expected: list[str], outcome: Outco
     for flag in ("rules", "dot"):
         if not outputs[flag].read_text().strip():
             outcome.fail(f"the {flag} export is empty")
+    if outputs["out"].with_name("model.png").read_bytes()[:8] != b"\x89PNG\r\n\x1a\n":
+        outcome.fail("the picture is not a PNG file")
 
 
 def cell(value):
@@ -330,7 +335,8 @@ def sql_classes(expression: str, model, frame: pd.DataFrame, rows: list[dict]) -
     kinds = ["REAL" if name in numeric else "TEXT" for name in frame.columns]
     con = sqlite3.connect(":memory:")
     try:
-        con.execute(f"CREATE TABLE t ({', '.join(f'{q} {k}' for q, k in zip(quoted, kinds))})")
+        columns = ", ".join(f"{q} {k}" for q, k in zip(quoted, kinds))
+        con.execute(f"CREATE TABLE t ({columns})")
         con.executemany(f"INSERT INTO t VALUES ({', '.join('?' * len(quoted))})",
                         [[None if v is None else float(v) if name in numeric else str(v)
                           for name, v in row.items()] for row in rows])
