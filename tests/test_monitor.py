@@ -92,6 +92,31 @@ def test_events_overflowing_the_buffer_keep_the_latest():
     assert errors == sorted(errors, reverse=True)
 
 
+def _publish_tree(sink, control, error):
+    """Publish a one-leaf tree whose leaf value is its error (so a drained tree says
+    which event it came with)."""
+    one = np.array([-1], dtype=np.int32)
+    ks.publish(*sink.buffers(), control, error, 0.0, one, np.zeros(1), one, one,
+               np.full((1, 2), error), 1)
+
+
+def test_a_thread_moving_to_a_worse_task_keeps_its_undrained_better_tree():
+    """A thread searching several tasks on one sink publishes 7 in one task, then 9 in
+    the next, before the reader drains it; with another thread's 8 already shown, the
+    7 is kept and must come with its own tree (the CI failure of 2026-11-27: the sink
+    held only its latest tree, 9's, so the 7 was shown without one)."""
+    streamed = []
+    monitor = Monitor(on_incumbent=lambda tree, t, e, lb: streamed.append((tree, e)))
+    sink = ks.IncumbentSink(1, 2)
+    _publish_tree(sink, monitor.control, 7.0)
+    _publish_tree(sink, monitor.control, 9.0)
+    monitor._drain(sink, lambda *arrays: arrays[4][0, 0], best=[8.0])
+    assert streamed == [(7.0, 7.0)] and monitor.best_error == 7.0
+    _publish_tree(sink, monitor.control, 6.0)
+    monitor._drain(sink, lambda *arrays: arrays[4][0, 0], best=[7.0])
+    assert streamed[-1] == (6.0, 6.0)
+
+
 def test_python_side_publish_and_callback():
     seen = []
     monitor = Monitor(on_incumbent=lambda tree, t, e, lb: seen.append((tree, e, lb)))

@@ -116,32 +116,40 @@ def copy_prefix(dst, src, n):
         dst[i] = src[i]
 
 
-# Sink layout: state = [sequence (odd while writing), events published, nodes in tree].
-S_SEQ, S_EVENTS, S_NODES = 0, 1, 2
+# Sink layout: state = [sequence (odd while writing), events published, nodes in the
+# tree, error of the tree] (float64: the error is one of them).
+S_SEQ, S_EVENTS, S_NODES, S_TREE_ERROR = 0, 1, 2, 3
 
 
 @njit(cache=True, nogil=True)
 def publish(state, events, nodes, thresholds, values, control,
             error, lower_bound, feature, threshold, left, right, value, n_nodes):
-    """Record an incumbent: its (time, error, lower bound) and its tree arrays.
+    """Record an incumbent: its (time, error, lower bound), and its tree arrays if it
+    is the sink's best tree so far.
 
-    The tree buffers are guarded by a sequence counter (a seqlock): it is odd while
-    the kernel writes, so a reader that sees it change or odd copies again.
+    The sink keeps its best tree, not its latest: a thread that searches several
+    tasks publishes each task's improving trees, so a later event can be worse than
+    an earlier one that the reader has not drained yet (`Monitor._drain` then keeps
+    the earlier event, whose tree must still be there).  The buffers are guarded by
+    a sequence counter (a seqlock): it is odd while the kernel writes, so a reader
+    that sees it change or odd copies again.
     """
-    k = state[S_EVENTS] % events.shape[0]
+    state[S_SEQ] += 1
+    k = int(state[S_EVENTS]) % events.shape[0]
     events[k, 0] = elapsed(control)
     events[k, 1] = error
     events[k, 2] = lower_bound
-    m = min(n_nodes, nodes.shape[1])
-    state[S_SEQ] += 1
-    for i in range(m):
-        nodes[0, i] = feature[i]
-        nodes[1, i] = left[i]
-        nodes[2, i] = right[i]
-        thresholds[i] = threshold[i]
-        for c in range(values.shape[1]):
-            values[i, c] = value[i, c]
-    state[S_NODES] = m
+    if error < state[S_TREE_ERROR]:
+        m = min(n_nodes, nodes.shape[1])
+        for i in range(m):
+            nodes[0, i] = feature[i]
+            nodes[1, i] = left[i]
+            nodes[2, i] = right[i]
+            thresholds[i] = threshold[i]
+            for c in range(values.shape[1]):
+                values[i, c] = value[i, c]
+        state[S_NODES] = m
+        state[S_TREE_ERROR] = error
     state[S_EVENTS] += 1
     state[S_SEQ] += 1
 
@@ -150,7 +158,7 @@ class IncumbentSink:
     """Preallocated buffers a kernel publishes into (see `publish`)."""
 
     def __init__(self, max_nodes: int, n_classes: int, max_events: int = 4096):
-        self.state = np.zeros(3, dtype=np.int64)
+        self.state = np.array([0.0, 0.0, 0.0, np.inf])
         self.events = np.zeros((max_events, 3))
         self.nodes = np.full((3, max_nodes), -1, dtype=np.int32)
         self.thresholds = np.zeros(max_nodes)
@@ -161,11 +169,12 @@ class IncumbentSink:
         """The arrays to pass to a kernel, in `publish`'s order."""
         return self.state, self.events, self.nodes, self.thresholds, self.values
 
-    def drain(self) -> tuple[list[tuple[float, float, float]], tuple | None]:
-        """New events since the last drain, and a consistent copy of the latest tree.
+    def drain(self) -> tuple[list[tuple[float, float, float]], tuple | None, float]:
+        """New events since the last drain, and a consistent copy of the sink's best
+        tree with its error (None and inf when no event is new).
 
         Events older than the buffer's length are lost if the kernel outpaced the
-        reader; the latest tree is always current.
+        reader; the best tree is always there.
         """
         while True:
             seq = int(self.state[S_SEQ])
@@ -174,6 +183,7 @@ class IncumbentSink:
                 continue
             count = int(self.state[S_EVENTS])
             m = int(self.state[S_NODES])
+            tree_error = float(self.state[S_TREE_ERROR])
             tree = (self.nodes[0, :m].copy(), self.thresholds[:m].copy(),
                     self.nodes[1, :m].copy(), self.nodes[2, :m].copy(),
                     self.values[:m].copy())
@@ -183,7 +193,7 @@ class IncumbentSink:
         events = [tuple(self.events[i % len(self.events)]) for i in range(first, count)]
         fresh = count > self.drained
         self.drained = count
-        return events, (tree if fresh else None)
+        return events, (tree if fresh else None), (tree_error if fresh else np.inf)
 
 
 def kernel_array(X, dtype, progress, stage: str = "laying out the rows for the solver"):

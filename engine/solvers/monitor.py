@@ -212,14 +212,18 @@ class Monitor:
 
     def _drain(self, sink: ks.IncumbentSink, make_tree: Callable | None,
                best: list[float] | None) -> None:
-        """Publish the sink's new events (its latest tree with the last one); with
-        `best`, only those below best[0], which they lower."""
-        events, arrays = sink.drain()
-        for i, (t, error, lower_bound) in enumerate(events):
+        """Publish the sink's new events, the sink's best tree with the last of them
+        that has its error; with `best`, only events below best[0], which they lower."""
+        events, arrays, tree_error = sink.drain()
+        kept = []
+        for t, error, lower_bound in events:
             if best is not None:
                 if error >= best[0]:
                     continue
                 best[0] = error
-            last = i == len(events) - 1
-            tree = make_tree(*arrays) if last and arrays and make_tree else None
+            kept.append((t, error, lower_bound))
+        for i, (t, error, lower_bound) in enumerate(kept):
+            last = i == len(kept) - 1
+            tree = (make_tree(*arrays) if last and arrays and make_tree
+                    and error == tree_error else None)
             self.publish(tree, error, lower_bound, t)
