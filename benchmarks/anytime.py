@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from engine.data.csv_reader import read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.metrics import primal_integral
 from engine.training import train
 from engine.warmup import warm_up

@@ -24,7 +24,8 @@ import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 
 from engine.data.csv_reader import read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.training import train
 
 CP4IM = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "cp4im"

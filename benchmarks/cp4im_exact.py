@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from engine.data.csv_reader import read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.training import train
 
 ROOT = Path(__file__).resolve().parents[1]

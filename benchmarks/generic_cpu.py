@@ -37,7 +37,8 @@ CASES = ([("contree", "contree", name, 3) for name in sorted(
 def child(cases: list, limit: float) -> None:
     """Time each case once in this process; print one JSON line per case."""
     from engine.data.csv_reader import read_table
-    from engine.data.dataset import PrepOptions, prepare
+    from engine.data.dataset import PrepOptions
+    from engine.featurize import prepare
     from engine.training import train
     from engine.warmup import warm_up
 

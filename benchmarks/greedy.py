@@ -20,7 +20,8 @@ import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 
 from engine.data.csv_reader import read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.solvers.greedy.kernel import grow_tree
 
 DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
@@ -49,7 +50,7 @@ def main() -> None:
 
     X, y, k = load(DATASETS / "contree" / "bank.txt")
     start = time.perf_counter()
-    grow_tree(X, y, np.ones(len(y)), k, 3, 1.0, NO_STOP)
+    grow_tree(X, y, np.ones(len(y)), k, 3, 1.0, NO_STOP, np.zeros(X.shape[1], np.int64))
     print(f"JIT warm-up (first call, includes loading/compiling): "
           f"{time.perf_counter() - start:.2f} s")
     print(f"machine: {platform.processor() or platform.machine()}, "
@@ -63,11 +64,12 @@ def main() -> None:
         for path in files[:3] if args.quick else files:
             X, y, k = load(path)
             w = np.ones(len(y))
+            no_categories = np.zeros(X.shape[1], np.int64)
             for depth in depths:
-                ours = best_of(lambda: grow_tree(X, y, w, k, depth, 1.0, NO_STOP))
+                ours = best_of(lambda: grow_tree(X, y, w, k, depth, 1.0, NO_STOP, no_categories))
                 clf = DecisionTreeClassifier(max_depth=depth, random_state=0)
                 theirs = best_of(lambda: clf.fit(X, y))
-                tree = grow_tree(X, y, w, k, depth, 1.0, NO_STOP)
+                tree = grow_tree(X, y, w, k, depth, 1.0, NO_STOP, no_categories)
                 leaf_value = tree[4][tree[0] < 0]
                 our_error = int(leaf_value.sum() - leaf_value.max(axis=1).sum())
                 sk_error = int((clf.predict(X) != y).sum())

@@ -38,7 +38,8 @@ from pathlib import Path
 import numpy as np
 
 from engine.data.csv_reader import read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.data.preprocessing import class_label
 from engine.solvers.odd.milp import wait_idle
 from engine.training import train

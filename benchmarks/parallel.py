@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 
 from engine.data.csv_reader import read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.solvers import get_solver
 from engine.training import train
 from engine.warmup import warm_up

@@ -38,7 +38,8 @@ from pathlib import Path
 
 from engine.data.columns import ColumnKind
 from engine.data.csv_reader import read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.solvers.sat.adapter import SAT_SOLVER, SAT_SOLVERS
 from engine.training import default_binarization, train
 

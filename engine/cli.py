@@ -19,7 +19,9 @@ import numpy as np
 from engine.data.class_weights import parse_class_weight
 from engine.data.columns import ColumnKind
 from engine.data.csv_reader import read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.data.preprocessing import MISSING_POLICIES
+from engine.featurize import prepare
 from engine.errors import Interrupted, OrchardError
 from engine.experiments import load_spec, make_backend, run_sweep
 from engine.experiments.progress import ProgressBar, StageLine, clock
@@ -77,11 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--binarize", help="none | quantile:K | midpoints | guided[:K]")
     fit.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                      help="solver parameter (repeatable)")
-    fit.add_argument("--missing", default="impute", choices=["drop", "impute", "indicator"],
-                     help="missing values: drop rows, fill, or fill + indicator feature")
+    fit.add_argument("--missing", default="route", choices=list(MISSING_POLICIES),
+                     help="missing cells: route (each test decides where they go), impute "
+                          "(fill), indicator (fill + an 'is missing' feature) or drop rows")
     fit.add_argument("--ignore", action="append", default=[], metavar="COLUMN")
     fit.add_argument("--categorical", action="append", default=[], metavar="COLUMN",
-                     help="treat a numeric column as categorical (one-hot)")
+                     help="treat a numeric column as categorical (value groups)")
     fit.add_argument("--remove-redundant", action="store_true",
                      help="drop constant, identical and complementary binary features")
     fit.add_argument("--merge-duplicates", action="store_true",

@@ -132,13 +132,14 @@ def training_matrix(tree: Tree, data: Dataset) -> np.ndarray:
         X = data.X
     else:
         index = {f: j for j, f in enumerate(data.features)}
-        numeric = {f.column: j for j, f in enumerate(data.features) if f.op == NUM}
+        numeric = {(f.column, f.missing): j for j, f in enumerate(data.features)
+                   if f.op == NUM}
         columns = []
         for f in tree.features:
             if f in index:
                 columns.append(data.X[:, index[f]])
-            elif f.op == LE and f.column in numeric:
-                columns.append(data.X[:, numeric[f.column]] <= f.value)
+            elif f.op == LE and (f.column, f.missing) in numeric:
+                columns.append(data.X[:, numeric[f.column, f.missing]] <= f.value)
             else:
                 raise DataError(f"The data as prepared now have no feature "
                                 f"'{f.condition()}' that this tree tests: prepare them "

@@ -8,7 +8,7 @@ saves to the same JSON model file.  They follow scikit-learn's estimator contrac
 ending in `_`), so pipelines, grid search and pickling work.
 
 Input: a numeric array, or a pandas DataFrame whose text columns are prepared as the
-CLI prepares them (one-hot, missing values filled).  Labels may be of any type; the
+CLI prepares them (value groups; missing cells routed by each test).  Labels may be of any type; the
 model file records them as text, as the CLI would read them from a CSV.
 
 scikit-learn is needed only here (`pip install orchard[notebook]`).
@@ -38,7 +38,8 @@ except ImportError as error:   # pragma: no cover - depends on the installation
 
 from engine.data.class_weights import class_factors
 from engine.data.csv_reader import RawTable
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.data.preprocessing import class_label
 from engine.errors import OrchardError
 from engine.export import model_rules, to_python, to_sql
@@ -227,7 +228,7 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True      # missing values are filled, as in a CSV
+        tags.input_tags.allow_nan = True      # missing cells are routed, as in a CSV
         tags.non_deterministic = False
         return tags
 

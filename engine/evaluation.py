@@ -35,7 +35,8 @@ import pandas as pd
 from engine.data import blocks
 from engine.data.columns import choose_target
 from engine.data.csv_reader import RawTable
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.data.preprocessing import class_label
 from engine.errors import DataError, Interrupted, ParameterError
 from engine.metrics import confusion_matrix, matrix_from_json, matrix_to_json

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from numba.core import event
 
 from engine.data.csv_reader import parse_text
-from engine.data.dataset import Dataset, PrepOptions, prepare
+from engine.data.dataset import Dataset, PrepOptions
+from engine.featurize import prepare
 from engine.solvers import get_solver, solver_names
 from engine.solvers.monitor import Monitor
 from engine.training import default_binarization, train

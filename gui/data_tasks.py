@@ -21,7 +21,8 @@ from pathlib import Path
 
 from engine.data.columns import ColumnInfo, choose_target, infer_columns
 from engine.data.csv_reader import RawTable, read_table
-from engine.data.dataset import Dataset, PrepOptions, inconsistent_rows, prepare
+from engine.data.dataset import Dataset, PrepOptions, inconsistent_rows
+from engine.featurize import prepare
 from engine.errors import DataError
 from engine.solvers.monitor import Monitor
 

@@ -781,7 +781,7 @@ class MainWindow(QMainWindow):
             ignore=tuple(n for n, c in choices.items() if c == "ignore"),
             kinds={n: ColumnKind.NUMERIC if c == "continuous" else ColumnKind.CATEGORICAL
                    for n, c in kinds.items()},
-            missing=settings.get("missing", "impute"),
+            missing=settings.get("missing", "route"),
             binarize=settings.get("binarize", "none"),
             drop_inconsistent=bool(settings.get("drop_inconsistent")),
             merge_duplicates=bool(settings.get("merge_duplicates")),

@@ -19,7 +19,8 @@ import pytest
 from conftest import DATASETS
 
 from engine.data.csv_reader import read_table
-from engine.data.dataset import Dataset, PrepOptions, PrepReport, prepare
+from engine.data.dataset import Dataset, PrepOptions, PrepReport
+from engine.featurize import prepare
 from engine.data.features import EQ, NUM, Feature
 from engine.data.preprocessing import Preprocessing
 from engine.solvers import get_solver

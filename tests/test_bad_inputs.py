@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from engine.cli import main
 from engine.data.csv_reader import read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.errors import OrchardError
 from engine.training import train
 

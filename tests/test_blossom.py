@@ -19,7 +19,8 @@ from optimal_trees import (
 )
 
 from engine.data.csv_reader import read_table
-from engine.data.dataset import PrepOptions, merge_duplicates, prepare
+from engine.data.dataset import PrepOptions, merge_duplicates
+from engine.featurize import prepare
 from engine.solvers import default_solver_name, get_solver
 from engine.solvers.protocol import Status
 from engine.training import train

@@ -14,7 +14,8 @@ from sklearn.utils.class_weight import compute_class_weight
 from engine.cli import main
 from engine.data.class_weights import class_factors, parse_class_weight
 from engine.data.csv_reader import parse_text
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.errors import DataError, ParameterError
 from engine.training import train
 

@@ -16,7 +16,8 @@ from optimal_trees import (
 )
 
 from engine.data.csv_reader import read_table
-from engine.data.dataset import merge_duplicates, prepare
+from engine.data.dataset import merge_duplicates
+from engine.featurize import prepare
 from engine.solvers.contree import adapter as contree_module
 from engine.solvers import get_solver
 from engine.solvers.protocol import Status

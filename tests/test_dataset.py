@@ -6,9 +6,9 @@ import pytest
 
 from engine.data.columns import ColumnKind, choose_target, infer_column
 from engine.data.csv_reader import parse_text
-from engine.data.dataset import (PrepOptions, drop_inconsistent, inconsistent_rows,
-                                 merge_duplicates, prepare)
-from engine.data.features import EQ, LE, MISSING, NUM, Feature
+from engine.data.dataset import (PrepOptions, drop_inconsistent, inconsistent_rows, merge_duplicates)
+from engine.featurize import prepare
+from engine.data.features import EQ, IN, LE, MISSING, NUM, Feature
 from engine.data.preprocessing import Binarization
 from engine.errors import DataError
 
@@ -83,21 +83,31 @@ def test_prepare_ignores_id_and_constant_and_reports():
     assert set(data.report.ignored_columns) == {"id", "const"}
     assert data.class_names == ["a", "b"]
     assert data.n_rows == 21
-    assert data.report.cells_imputed == 3
-    assert any("filled" in line for line in data.report.lines())
+    assert data.report.cells_routed == 3 and data.report.cells_imputed == 0
+    assert any("3 missing cells are routed" in line for line in data.report.lines())
+    filled = prepare(table(), PrepOptions(missing="impute"))
+    assert filled.report.cells_imputed == 3 and filled.report.cells_routed == 0
+    assert any("filled" in line for line in filled.report.lines())
 
 
 def test_features_have_readable_provenance():
     data = prepare(table(), PrepOptions(binarize="quantile:3"))
     texts = [f.condition(True) for f in data.features]
     assert "colour = red" in texts and "colour = blue" in texts
-    assert "smoker = yes" in texts
+    # smoker has a missing cell: its test exists with missing cells on either side
+    assert "smoker = yes (missing: no)" in texts and "smoker = yes (missing: yes)" in texts
+    imputed = prepare(table(), PrepOptions(binarize="quantile:3", missing="impute"))
+    assert "smoker = yes" in [f.condition(True) for f in imputed.features]
     assert any(t.startswith("age <= ") for t in texts)
     assert not any(t.startswith("f") and t[1:].isdigit() for t in texts)
     assert Feature("smoker", EQ, "yes").condition(False) == "smoker != yes"
     assert Feature("age", LE, 37.5).condition(False) == "age > 37.5"
     assert Feature("age", NUM).condition(True, 40.25) == "age <= 40.25"
     assert Feature("age", MISSING).condition(False) == "age is present"
+    assert Feature("age", LE, 37.5, True).condition(True) == "age <= 37.5 (missing: yes)"
+    assert Feature("age", LE, 37.5, True).condition(False) == "age > 37.5 (missing: no)"
+    assert Feature("c", IN, ("a", "b", "c", "d", "e", "f")).condition(False) == \
+        "c not in {a, b, c, d, … and 2 more}"
 
 
 def test_binarised_matrix_matches_provenance():
@@ -200,9 +210,15 @@ def test_numeric_override_on_text_column_is_refused():
         prepare(table(), PrepOptions(kinds={"colour": ColumnKind.NUMERIC}))
 
 
-def test_categorical_override_one_hot_encodes_numbers():
+def test_categorical_override_groups_numbers_as_text_values():
+    """age as text: 20 values, more than a small column's one test per value, so the
+    most frequent values alone (each with missing cells on either side: age has one)
+    and groups of the class-share order (issue 33)."""
     data = prepare(table(), PrepOptions(kinds={"age": ColumnKind.CATEGORICAL}))
-    assert sum(f.column == "age" for f in data.features) == 20
+    tests = [f for f in data.features if f.column == "age"]
+    assert {EQ, IN} <= {f.op for f in tests} <= {EQ, IN, MISSING}
+    assert sum(f.op == EQ for f in tests) == 2 * 4 and len(tests) <= 2 * 4 + 7
+    assert all(isinstance(v, str) for f in tests if f.op == IN for v in f.value)
 
 
 def test_a_measurement_as_target_is_refused():

@@ -16,7 +16,8 @@ from conftest import DATASETS
 from test_exports import raw_rows, write_awkward_csv
 
 from engine.data.csv_reader import parse_text, read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.errors import DataError, ParameterError
 from engine.export import DIAGRAM_WRITERS, model_rules, write_export
 from engine.export.diagram import (

@@ -23,7 +23,8 @@ from optimal_trees import (
 )
 
 from engine.data.csv_reader import read_table
-from engine.data.dataset import PrepOptions, merge_duplicates, prepare
+from engine.data.dataset import PrepOptions, merge_duplicates
+from engine.featurize import prepare
 from engine.solvers import get_solver
 from engine.solvers import kernel_support as ks
 from engine.solvers.dl85 import adapter as dl85_module

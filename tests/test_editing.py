@@ -15,7 +15,8 @@ import pytest
 from optimal_trees import dataset_from_arrays, exhaustive, random_binary_case
 
 from engine.data.csv_reader import parse_text
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.editing import (
     collapse,
     node_depth,

@@ -9,7 +9,8 @@ from conftest import SAMPLES
 
 import engine.evaluation as evaluation_module
 from engine.data.csv_reader import parse_text, read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.errors import DataError, ParameterError
 from engine.evaluation import (
     CrossValidation,

@@ -18,7 +18,8 @@ import pytest
 
 from engine.data.columns import ColumnKind
 from engine.data.csv_reader import read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.data.features import EQ, LE, MISSING, NUM, Feature
 from engine.data.preprocessing import InputColumn, Preprocessing
 from engine.errors import DataError, ParameterError
@@ -421,7 +422,8 @@ def test_infinite_cells_export_exactly_to_sql_and_python(rows):
     import pandas as pd
 
     from engine.data.csv_reader import parse_text
-    from engine.data.dataset import PrepOptions, prepare
+    from engine.data.dataset import PrepOptions
+    from engine.featurize import prepare
     from engine.export.python_code import to_python
     from engine.export.sql import to_sql
     from engine.training import train

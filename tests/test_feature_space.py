@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from engine.data.csv_reader import RawTable
-from engine.data.dataset import PrepOptions, binarized, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import binarized, prepare
 from engine.editing import resolve_subtree
 from engine.evaluation import CrossValidation, Plan
 from engine.export import write_export

@@ -10,7 +10,8 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier
 
 from engine.data.csv_reader import read_table
-from engine.data.dataset import PrepOptions, merge_duplicates, prepare
+from engine.data.dataset import PrepOptions, merge_duplicates
+from engine.featurize import prepare
 from engine.solvers.protocol import Status
 from engine.training import train
 

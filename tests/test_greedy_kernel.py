@@ -29,7 +29,7 @@ TIE_MARGIN = 1e-9  # relative cost gap below which two candidate splits count as
 def _grow(X, y, n_classes, max_depth, min_leaf_weight=1.0, w=None, control=NO_STOP):
     if w is None:
         w = np.ones(len(y))
-    return grow_tree(
+    tree = grow_tree(
         np.asarray(X, dtype=np.float64),
         np.asarray(y, dtype=np.int64),
         np.asarray(w, dtype=np.float64),
@@ -37,7 +37,10 @@ def _grow(X, y, n_classes, max_depth, min_leaf_weight=1.0, w=None, control=NO_ST
         max_depth,
         float(min_leaf_weight),
         control,
+        np.zeros(np.shape(X)[1], dtype=np.int64),  # no categorical feature
     )
+    assert not tree[5].any()  # so no node has a subset
+    return tree[:5] + tree[6:]  # (feature, threshold, left, right, value, stopped)
 
 
 def _predict(tree, X):

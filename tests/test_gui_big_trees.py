@@ -18,7 +18,8 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from test_gui_diagram import hand_diagram
 
 from engine.data.csv_reader import parse_text
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.model.tree import Tree
 from engine.training import train
 from gui.image_export import save_tree_image

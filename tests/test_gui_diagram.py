@@ -14,7 +14,8 @@ from test_gui_support import (  # noqa: F401
 )
 
 from engine.data.csv_reader import parse_text
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.model import Diagram
 from engine.solvers import solver_names
 from gui.diagram_scene import DiagramScene, diagram_arcs

@@ -13,7 +13,8 @@ from PySide6.QtGui import QImage
 from sklearn.metrics import precision_recall_fscore_support, roc_auc_score
 
 from engine.data.csv_reader import parse_text, read_table
-from engine.data.dataset import PrepOptions, binarized, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import binarized, prepare
 from engine.errors import DataError
 from engine.importance import class_probabilities
 from engine.training import train

@@ -12,7 +12,8 @@ from conftest import SAMPLES
 from sklearn.metrics import roc_auc_score
 
 from engine.data.csv_reader import parse_text, read_table
-from engine.data.dataset import PrepOptions, binarized, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import binarized, prepare
 from engine.data.features import EQ, NUM, Feature
 from engine.errors import DataError
 from engine.export.evaluation_csv import (

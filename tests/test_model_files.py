@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 import engine.model
 from engine.data.csv_reader import parse_text, read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.errors import DataError
 from engine.model import Diagram, Tree, load_model, model_from_dict
 from engine.training import train

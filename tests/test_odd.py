@@ -21,7 +21,8 @@ from conftest import DATASETS, ROOT
 from engine.cli import main
 from engine.data.columns import ColumnKind
 from engine.data.csv_reader import parse_text, read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.data.features import EQ, NUM, Feature
 from engine.data.preprocessing import InputColumn, Preprocessing
 from engine.errors import ParameterError

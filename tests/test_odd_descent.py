@@ -18,7 +18,8 @@ from optimal_trees import dataset_from_arrays
 from test_odd import objective
 
 from engine.data.csv_reader import read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.model.diagram import Diagram
 from engine.solvers.monitor import Monitor
 from engine.solvers.odd import adapter

@@ -13,7 +13,8 @@ import pytest
 from conftest import DATASETS
 
 from engine.data.csv_reader import parse_text, read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.model.diagram import Diagram
 from engine.solvers.monitor import Monitor
 from engine.solvers.odd.common import SideConstraints, Skeleton

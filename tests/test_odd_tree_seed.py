@@ -228,7 +228,8 @@ def test_the_smallest_perfect_tree_on_already_binarised_columns():
     `a <= t`, which sat-size sees unchanged: they stay those features (a journey's
     `odd --binarize guided` once raised KeyError here)."""
     from engine.data.csv_reader import parse_text
-    from engine.data.dataset import PrepOptions, prepare
+    from engine.data.dataset import PrepOptions
+    from engine.featurize import prepare
     from engine.solvers.odd.tree_seed import smallest_perfect_tree
 
     rng = np.random.default_rng(1)

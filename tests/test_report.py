@@ -17,7 +17,8 @@ import pytest
 from conftest import SAMPLES
 
 from engine.data.csv_reader import read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.errors import DataError
 from engine.evaluation import CrossValidation, Plan
 from engine.export import write_export

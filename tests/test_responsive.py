@@ -22,7 +22,8 @@ from conftest import ROOT
 
 from engine.data import csv_reader
 from engine.data.csv_reader import parse_text, read_table
-from engine.data.dataset import PrepOptions, prepare, row_groups
+from engine.data.dataset import PrepOptions, row_groups
+from engine.featurize import prepare
 from engine.errors import Interrupted
 from engine.evaluation import CrossValidation, Plan
 from engine.solvers import get_solver

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from engine.data.csv_reader import parse_text, read_table
-from engine.data.dataset import PrepOptions, prepare
+from engine.data.dataset import PrepOptions
+from engine.featurize import prepare
 from engine.errors import DataError
 from engine.metrics import accuracy, confusion_matrix
 from engine.model.tree import Tree

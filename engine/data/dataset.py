@@ -18,7 +18,7 @@ from engine.data.class_weights import class_factors
 from engine.data.columns import USABLE_KINDS, ColumnKind, choose_target, parse_column
 from engine.data.csv_reader import RawTable
 from engine.data.features import LE, NUM, Feature
-from engine.data.preprocessing import Binarization, Preprocessing, greedy_splits
+from engine.data.preprocessing import Preprocessing
 from engine.errors import DataError, Progress
 
 # A "class" column with more distinct values than this share of rows (and more than
@@ -38,7 +38,7 @@ class PrepOptions:
     target: str | int | None = None
     ignore: tuple[str, ...] = ()
     kinds: dict[str, ColumnKind] = field(default_factory=dict)
-    missing: str = "impute"
+    missing: str = "route"
     binarize: str = "none"
     remove_redundant: bool = False
     merge_duplicates: bool = False
@@ -56,6 +56,7 @@ class PrepReport:
     rows_missing_target: int = 0
     rows_missing_values: int = 0       # dropped under the `drop` policy
     cells_imputed: int = 0             # filled under `impute` / `indicator`
+    cells_routed: int = 0              # sent by each test one way under `route`
     ignored_columns: dict[str, str] = field(default_factory=dict)  # name -> reason
     redundant_features: int = 0
     duplicates_merged: int = 0
@@ -78,6 +79,9 @@ class PrepReport:
         if self.cells_imputed:
             out.append(f"{self.cells_imputed} missing cells were filled (median or most "
                        "frequent value).")
+        if self.cells_routed:
+            out.append(f"{self.cells_routed} missing cells are routed: each test sends them "
+                       "to one side, chosen with the tree.")
         for name, reason in self.ignored_columns.items():
             out.append(f"Column '{name}' was ignored ({reason}).")
         if self.redundant_features:
@@ -134,166 +138,6 @@ class Dataset:
     @property
     def is_binary(self) -> bool:
         return all(f.binary for f in self.prep.features)
-
-
-def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
-            progress: Progress | None = None) -> Dataset:
-    """Training set from a raw table according to `options` (see PrepOptions).
-
-    Each column's text is parsed once; `progress(stage, fraction)` is called between
-    columns and may raise `Interrupted` to stop.
-    """
-    progress = progress or _no_progress
-    frame = raw.frame
-    report = PrepReport(rows_read=len(frame), reading=list(raw.notes))
-    target = choose_target(list(frame.columns), options.target, raw)
-    for name in list(options.ignore) + list(options.kinds):
-        if name not in frame.columns:
-            raise DataError(f"There is no column named '{name}'.")
-    if target in options.ignore:
-        raise DataError(f"Column '{target}' is the class column, so it cannot be ignored: "
-                        "choose another class column (--target) or keep it.")
-
-    has_target = ~blocks.missing(frame[target])
-    report.rows_missing_target = int((~has_target).sum())
-    if report.rows_missing_target:
-        frame = frame[has_target]
-
-    columns, missing = _typed_inputs(frame, target, options, report, progress)
-    if not columns:
-        raise DataError(_nothing_left(report.ignored_columns))
-    kinds = {name: kind for name, (kind, _) in columns.items()}
-    absent = np.column_stack(list(missing.values()))
-    keep = slice(None)
-    if options.missing == "drop":
-        complete = ~absent.any(axis=1)
-        report.rows_missing_values = int((~complete).sum())
-        keep = complete
-    else:
-        report.cells_imputed = int(absent.sum())
-    table = pd.DataFrame({name: np.asarray(cells)[keep]
-                          for name, (_, cells) in columns.items()})
-    table[target] = frame[target].to_numpy()[keep]
-    if len(table) == 0:
-        raise DataError("No rows are left after removing rows with missing values.")
-
-    prep = Preprocessing.fit(table, target, kinds, options.missing,
-                             Binarization.parse(options.binarize), progress, options.depth,
-                             options.class_weight)
-    if len(prep.class_names) < 2:
-        raise DataError(f"The target column '{target}' has a single class "
-                        f"('{prep.class_names[0]}'); a tree needs at least two.")
-    if len(prep.class_names) > max(MAX_CLASSES_PER_ROWS * len(table), MANY_CLASSES):
-        raise DataError(f"The target column '{target}' has {len(prep.class_names)} "
-                        "different values, which looks like a measurement rather than a "
-                        "class: choose the class column (--target).")
-    _doubt_target(target, prep.class_names, report)
-    X = prep.transform(table, progress, np.uint8 if prep.all_binary else np.float64)
-    data = Dataset(X, prep.labels(table[target]), np.ones(len(table)), prep, report)
-    if options.remove_redundant:
-        progress("removing redundant features", None)
-        data = remove_redundant_features(data)
-    if options.drop_inconsistent:
-        progress("dropping contradicting rows", None)
-        data = drop_inconsistent(data)
-    if options.merge_duplicates:
-        progress("merging duplicate rows", None)
-        data = merge_duplicates(data)
-    if options.class_weight is not None:
-        data.class_weights = class_factors(options.class_weight, data.y, data.class_names,
-                                           data.w)
-        data.counts, data.w = data.w, data.w * data.class_weights[data.y]
-        shown = [f"{name} × {factor:.4g}"
-                 for name, factor in zip(data.class_names, data.class_weights)]
-        data.report.class_weights = ", ".join(shown[:20]) + (", ..." if len(shown) > 20 else "")
-    return data
-
-
-def binarized(data: Dataset, spec: str, depth: int | None = None,
-              progress: Progress | None = None) -> Dataset:
-    """`data` with each continuous feature replaced by 0/1 tests `column <= t` chosen by
-    the binarisation `spec` (`guided` uses the greedy tree of `depth` on these rows),
-    as if the table had been prepared that way: the `auto` algorithm's route from
-    continuous data to Blossom."""
-    binarization = Binarization.parse(spec)
-    keep = {}
-    if binarization.mode == "guided":
-        keep = greedy_splits(data.features, data.X, data.y, data.w, data.n_classes,
-                             depth, progress)
-    features, columns = [], []
-    for j, feature in enumerate(data.features):
-        values = np.asarray(data.X[:, j], dtype=np.float64)
-        if feature.op != NUM:
-            features.append(feature)
-            columns.append(values)
-            continue
-        for t in binarization.thresholds(values, keep.get(feature.column)):
-            features.append(Feature(feature.column, LE, float(t)))
-            columns.append(values <= t)
-    prep = replace(data.prep, features=features, binarize=str(binarization))
-    binary = all(f.binary for f in features)
-    X = np.column_stack(columns).astype(np.uint8 if binary else np.float64) if columns \
-        else np.zeros((data.n_rows, 0), np.uint8)
-    return Dataset(X, data.y, data.w, prep, data.report, data.counts, data.class_weights)
-
-
-def _nothing_left(ignored: dict[str, str]) -> str:
-    """Why no input column is left, and what to try, in one sentence."""
-    named = [f"'{name}' ({why})" for name, why in list(ignored.items())[:3]]
-    more = f" and {len(ignored) - 3} more" if len(ignored) > 3 else ""
-    verb = "was" if len(ignored) == 1 else "were"
-    reasons = f": {', '.join(named)}{more} {verb} left out" if named else ""
-    return (f"No usable feature column is left besides the target{reasons}; use one "
-            "anyway with --categorical COLUMN (in the app, “Use as” in the column "
-            "table), or choose another class column.")
-
-
-def _doubt_target(target: str, class_names: list[str], report: PrepReport) -> None:
-    """Record a doubt about a target with many classes (see MANY_CLASSES)."""
-    n = len(class_names)
-    numbers = n > MANY_NUMBER_CLASSES and bool(
-        np.isfinite(pd.to_numeric(pd.Series(class_names), errors="coerce")).all())
-    if n <= MANY_CLASSES and not numbers:
-        return
-    what = "different numbers" if numbers else "different values"
-    report.target_doubt = (f"The class column '{target}' has {n} {what}; is it really "
-                           "the class?")
-    report.warnings.append(
-        f"The class column '{target}' has {n} {what}, so it may be a measurement or an "
-        "id rather than a class; training goes on (choose the class column with "
-        "--target).")
-
-
-def _no_progress(stage: str, fraction: float | None = None) -> None:
-    """The progress callback of a caller that wants none."""
-
-
-def _typed_inputs(frame: pd.DataFrame, target: str, options: PrepOptions,
-                  report: PrepReport, progress: Progress):
-    """The input columns to use: name -> (kind, cells), numeric ones already parsed
-    to floats, and name -> missing mask."""
-    columns, missing = {}, {}
-    names = [name for name in frame.columns if name != target]
-    for position, name in enumerate(names):
-        progress("typing the columns", position / max(len(names), 1))
-        if name in options.ignore:
-            report.ignored_columns[name] = "as asked"
-            continue
-        cells = frame[name]
-        info, numbers = parse_column(cells)
-        kind = options.kinds.get(name, info.kind)
-        if kind == ColumnKind.NUMERIC and not info.numeric:
-            raise DataError(f"Column '{name}' cannot be numeric: it holds text.")
-        if kind in USABLE_KINDS and info.n_distinct >= 2:
-            typed = kind in (ColumnKind.NUMERIC, ColumnKind.BINARY) and numbers is not None
-            columns[name] = (kind, numbers if typed else cells.to_numpy(dtype=object))
-            missing[name] = np.isnan(numbers) if numbers is not None else \
-                blocks.missing(cells)
-        else:
-            report.ignored_columns[name] = ("a single value" if info.n_distinct <= 1
-                                            else info.reason
-                                            or "a different value on every row")
-    return columns, missing
 
 
 def row_groups(X: np.ndarray, *extra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

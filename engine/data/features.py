@@ -13,10 +13,13 @@ from dataclasses import dataclass
 # a *continuous* feature (`NUM`) is the raw numeric value itself, tested by the tree.
 LE = "<="          # numeric column <= value
 EQ = "="           # column == value (str for categorical text, float for numeric)
+IN = "in"          # text column is one of a group of values (a tuple of str)
 MISSING = "missing"  # the raw cell was missing
 NUM = "num"        # continuous: the raw value, threshold chosen by the solver
 
-_NEGATION = {LE: ">", EQ: "!="}
+_NEGATION = {LE: ">", EQ: "!=", IN: "not in"}
+# A group is printed with its first few values, then "… and N more".
+SHOWN_GROUP_VALUES = 4
 
 
 def format_number(value: float) -> str:
@@ -35,34 +38,62 @@ def _format_value(value: float | str) -> str:
     return value if isinstance(value, str) else format_number(value)
 
 
+def format_group(values: tuple[str, ...], shown: int = SHOWN_GROUP_VALUES) -> str:
+    """`{AA, UA, DL, … and 12 more}`: a group of text values as every view prints it."""
+    head = ", ".join(values[:shown])
+    more = f", … and {len(values) - shown} more" if len(values) > shown else ""
+    return "{" + head + more + "}"
+
+
 @dataclass(frozen=True)
 class Feature:
-    """One matrix column: the raw `column`, the test `op`, and its `value`."""
+    """One matrix column: the raw `column`, the test `op`, and its `value`.
+
+    `missing` says where a missing cell goes: None, it takes the column's fill value
+    (imputation) and the test is evaluated on that; True, the test holds for it; False,
+    it does not (missing values routed inside the search, `missing = route`).  A
+    continuous feature with a route carries in `value` the number that stands for a
+    missing cell in the matrix (below every observed value when True, above when
+    False), so every threshold the solver picks between observed values routes it.
+    """
 
     column: str
     op: str
-    value: float | str | None = None
+    value: float | str | tuple[str, ...] | None = None
+    missing: bool | None = None
 
     @property
     def binary(self) -> bool:
         return self.op != NUM
 
     def condition(self, holds: bool = True, threshold: float | None = None) -> str:
-        """Readable test, e.g. `age <= 37.5`; `holds=False` gives its negation.
+        """Readable test, e.g. `age <= 37.5`, `carrier in {AA, UA}` or
+        `age <= 37.5 (missing: yes)`; `holds=False` gives its negation.
 
         For a continuous feature the tree's `threshold` is the value of the test.
         """
         if self.op == NUM:
             assert threshold is not None, "a continuous feature needs the node threshold"
-            return f"{self.column} {'<=' if holds else '>'} {format_number(threshold)}"
-        if self.op == MISSING:
+            text = f"{self.column} {'<=' if holds else '>'} {format_number(threshold)}"
+        elif self.op == MISSING:
             return f"{self.column} is {'missing' if holds else 'present'}"
-        op = self.op if holds else _NEGATION[self.op]
-        return f"{self.column} {op} {_format_value(self.value)}"
+        else:
+            op = self.op if holds else _NEGATION[self.op]
+            value = format_group(self.value) if self.op == IN else _format_value(self.value)
+            text = f"{self.column} {op} {value}"
+        if self.missing is None:
+            return text
+        return f"{text} (missing: {'yes' if self.missing == holds else 'no'})"
 
     def to_dict(self) -> dict:
-        return {"column": self.column, "op": self.op, "value": self.value}
+        d = {"column": self.column, "op": self.op,
+             "value": list(self.value) if self.op == IN else self.value}
+        if self.missing is not None:
+            d["missing"] = self.missing
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> Feature:
-        return cls(d["column"], d["op"], d.get("value"))
+        value = d.get("value")
+        return cls(d["column"], d["op"], tuple(value) if d["op"] == IN else value,
+                   d.get("missing"))

@@ -1,25 +1,27 @@
 """The fitted recipe that turns raw text cells into the solver's feature matrix.
 
-It is learnt once on the training table and saved inside every model, so that
-`orchard predict model.json new.csv` applies exactly the same missing-value fills,
-thresholds and one-hot tests to new raw data as were used for training.
+It is learnt once on the training table (`engine.featurize.recipe.fit`, which
+chooses the features) and saved inside every model, so that `orchard predict
+model.json new.csv` applies exactly the same missing-value fills and routes,
+thresholds and value groups to new raw data as were used for training.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from engine.data import blocks
-from engine.data.class_weights import class_factors
 from engine.data.columns import ColumnKind, to_numbers
-from engine.data.features import EQ, LE, MISSING, NUM, Feature
+from engine.data.features import EQ, IN, LE, NUM, Feature
 from engine.errors import DataError
 
-MISSING_POLICIES = ("drop", "impute", "indicator")
+# `route`: each test decides where a missing cell goes; `impute`: it takes the
+# column's median / most frequent value; `indicator`: that, plus a 0/1 "is missing"
+# feature; `drop`: rows with a missing cell are left out.
+MISSING_POLICIES = ("route", "impute", "indicator", "drop")
 
 
 # `guided` tops the greedy trees' thresholds up with this many quantile bins.
@@ -107,58 +109,15 @@ def class_label(text: str) -> str:
     return str(int(value)) if value.is_integer() else text
 
 
-def _sort_key(names: list[str]):
-    try:
-        return sorted(names, key=float)
-    except ValueError:
-        return sorted(names)
-
-
 @dataclass
 class Preprocessing:
     target: str
     class_names: list[str]
     columns: list[InputColumn]
     features: list[Feature]
-    missing: str = "impute"
+    missing: str = "route"
     binarize: str = "none"
     _by_name: dict = field(default_factory=dict, repr=False, compare=False)
-
-    # ----------------------------------------------------------------- fitting
-    @classmethod
-    def fit(cls, frame: pd.DataFrame, target: str, kinds: dict[str, ColumnKind],
-            missing: str, binarize: Binarization, progress=None,
-            depth: int | None = None, class_weight=None) -> Preprocessing:
-        """Learn fills, thresholds and categories from `frame` (text cells, or floats
-        for numeric columns already parsed).
-
-        `kinds` maps each input column to use onto its kind; `frame` already has the
-        rows the model trains on (with `drop`, rows with missing cells are gone).
-        `progress(stage, fraction)` is called between columns (it may stop the work).
-        `depth` is the depth of the greedy trees whose thresholds `guided` keeps,
-        grown with the rows weighted by `class_weight` (as the solvers will weigh them).
-        """
-        if missing not in MISSING_POLICIES:
-            raise DataError(f"Unknown missing-value policy '{missing}': use "
-                            f"{', '.join(MISSING_POLICIES)}.")
-        keep = {}
-        if binarize.mode == "guided":
-            continuous = cls.fit(frame, target, kinds, missing, Binarization("none"),
-                                 progress)
-            keep = greedy_thresholds(continuous, frame, depth, progress, class_weight)
-        present = blocks.factorize(frame[target])[1]
-        class_names = _sort_key(list(dict.fromkeys(class_label(c) for c in present)))
-        columns, features = [], []
-        for position, (name, kind) in enumerate(kinds.items()):
-            if progress is not None:
-                progress("choosing thresholds", position / len(kinds))
-            cells = frame[name]
-            column, column_features = _fit_column(cells, kind, binarize, keep.get(name))
-            columns.append(column)
-            if missing == "indicator" and blocks.missing(cells).any():
-                column_features.append(Feature(name, MISSING))
-            features.extend(column_features)
-        return cls(target, class_names, columns, features, missing, str(binarize))
 
     # ---------------------------------------------------------------- applying
     @property
@@ -170,43 +129,33 @@ class Preprocessing:
         """Feature matrix of a raw table (`dtype`, float64 by default; 0/1 for binary
         features, so uint8 holds a matrix whose features are all binary).
 
-        Missing cells take the training fill value, whatever the training policy, so
-        every row gets a prediction; missing input columns are an error.
-        `progress(stage, fraction)` is called between columns (it may stop the work).
+        A missing cell goes where its feature's route says (`Feature.missing`), else it
+        takes the training fill value, whatever the training policy, so every row gets
+        a prediction; a text value never seen in training is in no group and equals no
+        value.  Missing input columns are an error.  Each text column is coded once
+        (its values against the values its features name), so a test on it is a
+        table lookup.  `progress(stage, fraction)` is called between columns (it may
+        stop the work).
         """
         absent = [c.name for c in self.columns if c.name not in frame.columns]
         if absent:
             raise DataError(f"The data lacks the column(s) the model needs: "
                             f"{', '.join(absent)}.")
-        filled, missing = {}, {}
-        for position, column in enumerate(self.columns):
-            if progress is not None:
-                progress("building the features", 0.5 * position / len(self.columns))
-            cells = frame[column.name]
-            missing[column.name] = blocks.missing(cells)
-            if column.numeric:
-                filled[column.name] = np.where(missing[column.name], column.fill,
-                                               to_numbers(cells))
-            else:
-                filled[column.name] = blocks.blockwise(
-                    lambda part, fill=column.fill: part.fillna(fill).astype(str), cells,
-                    object)
-        # Filled column by column (Fortran order, contiguous writes), then laid out by
-        # rows as the solvers read it.
-        X = np.empty((len(frame), len(self.features)), dtype=dtype, order="F")
+        by_column: dict[str, list[int]] = {}
         for j, f in enumerate(self.features):
-            if progress is not None and j % 16 == 0:
-                progress("building the features", 0.5 + 0.5 * j / len(self.features))
-            blocks.hand_over()   # numpy releases and retakes the GIL at each operation
-            values = filled[f.column]
-            if f.op == NUM:
-                X[:, j] = values
-            elif f.op == LE:
-                X[:, j] = values <= f.value
-            elif f.op == EQ:
-                X[:, j] = values == f.value
+            by_column.setdefault(f.column, []).append(j)
+        X = np.empty((len(frame), len(self.features)), dtype=dtype, order="F")
+        for position, (name, indices) in enumerate(by_column.items()):
+            if progress is not None:
+                progress("building the features", position / len(by_column))
+            column = self.column(name)
+            cells = frame[name]
+            missing = blocks.missing(cells)
+            if column.numeric:
+                _numeric_tests(X, indices, self.features, to_numbers(cells), missing,
+                               column.fill)
             else:
-                X[:, j] = missing[f.column]
+                _text_tests(X, indices, self.features, cells, missing, column.fill)
         return np.ascontiguousarray(X)
 
     def labels(self, cells: pd.Series) -> np.ndarray:
@@ -250,97 +199,45 @@ class Preprocessing:
                    d["missing"], d["binarize"])
 
 
-def greedy_thresholds(continuous: Preprocessing, frame: pd.DataFrame, depth: int | None,
-                      progress=None, class_weight=None) -> dict[str, np.ndarray]:
-    """Column name -> thresholds of the greedy CART tree of `depth` on the table's
-    continuous features (what `orchard fit --algo greedy` grows on these rows, with
-    the same class weights), so an optimal tree on them is never worse than it."""
-    y = continuous.labels(frame[continuous.target])
-    known = y >= 0
-    y = y[known]
-    w = np.ones(len(y))
-    if class_weight is not None:
-        w = class_factors(class_weight, y, continuous.class_names, w)[y]
-    X = continuous.transform(frame, progress)
-    return greedy_splits(continuous.features, X[known], y, w, len(continuous.class_names),
-                         depth, progress)
+def _numeric_tests(X, indices, features, numbers, missing, fill) -> None:
+    """Fill the matrix columns `indices` (features on one numeric column)."""
+    filled = np.where(missing, fill, numbers)
+    for j in indices:
+        blocks.hand_over()   # numpy releases and retakes the GIL at each operation
+        f = features[j]
+        if f.op == NUM:
+            X[:, j] = filled if f.missing is None else np.where(missing, f.value, numbers)
+            continue
+        holds = filled <= f.value if f.op == LE else (
+            filled == f.value if f.op == EQ else missing)
+        if f.missing is not None and f.op in (LE, EQ):
+            holds = np.where(missing, f.missing, holds)
+        X[:, j] = holds
 
 
-def greedy_splits(features: list[Feature], X: np.ndarray, y: np.ndarray, w: np.ndarray,
-                  n_classes: int, depth: int | None, progress=None) -> dict[str, np.ndarray]:
-    """Column name -> thresholds that the greedy tree of `depth` on the feature matrix
-    X uses on its continuous (`NUM`) features.
-
-    A greedy tree of depth D is the top of the greedy tree of any larger depth, so
-    these thresholds serve every depth up to D.
-    """
-    from engine.solvers.greedy.kernel import grow_tree  # numba: loaded only when used
-
-    depth = GUIDED_DEPTH if depth is None else max(int(depth), 0)
-    if progress is not None:
-        progress("growing the greedy tree for guided thresholds", None)
-    control = np.zeros(4)   # control[0] != 0 stops the kernel
-    feature, threshold, *_ = _polling(
-        grow_tree, (np.ascontiguousarray(X, dtype=np.float64),
-                    np.ascontiguousarray(y, dtype=np.int64),
-                    np.ascontiguousarray(w, dtype=np.float64), n_classes, depth, 1.0,
-                    control), control, progress)
-    found: dict[str, list[float]] = {}
-    for f, t in zip(feature, threshold):
-        if f >= 0 and features[f].op == NUM:
-            found.setdefault(features[f].column, []).append(float(t))
-    return {name: np.array(values) for name, values in found.items()}
-
-
-def _polling(kernel, args: tuple, control: np.ndarray, progress):
-    """Run a nogil kernel in a thread and call `progress` every 50 ms meanwhile; when
-    `progress` raises (a stop), stop the kernel through `control` and re-raise."""
-    if progress is None:
-        return kernel(*args)
-    outcome = {}
-
-    def target():
-        try:
-            outcome["value"] = kernel(*args)
-        except BaseException as exc:  # re-raised in the caller's thread
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=target, name="orchard-guide", daemon=True)
-    thread.start()
-    try:
-        while thread.is_alive():
-            thread.join(0.05)
-            progress("growing the greedy tree for guided thresholds", None)
-    except BaseException:
-        control[0] = 1.0
-        thread.join()
-        raise
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
-
-
-def _fit_column(cells: pd.Series, kind: ColumnKind, binarize: Binarization,
-                keep: np.ndarray | None = None) -> tuple[InputColumn, list[Feature]]:
-    name = str(cells.name)
-    present = cells.dropna()
-    if present.empty:
-        raise DataError(f"Column '{name}' has no values.")
-    numeric = kind == ColumnKind.NUMERIC or (
-        kind == ColumnKind.BINARY and bool(pd.to_numeric(present, errors="coerce").notna().all()))
-    if numeric:
-        values = to_numbers(cells)
-        if kind == ColumnKind.BINARY:
-            fill = float(pd.Series(values).dropna().value_counts().sort_index().idxmax())
-            return InputColumn(name, kind, fill), [Feature(name, EQ, float(np.nanmax(values)))]
-        column = InputColumn(name, kind, float(np.median(values[~np.isnan(values)])))
-        if binarize.mode == "none":
-            return column, [Feature(name, NUM)]
-        return column, [Feature(name, LE, float(t))
-                        for t in binarize.thresholds(values, keep)]
-    counts = present.astype(str).value_counts()
-    categories = sorted(counts.index)
-    column = InputColumn(name, kind, str(counts.sort_index().idxmax()))
-    if kind == ColumnKind.BINARY:
-        return column, [Feature(name, EQ, categories[-1])]
-    return column, [Feature(name, EQ, c) for c in categories]
+def _text_tests(X, indices, features, cells, missing, fill) -> None:
+    """Fill the matrix columns `indices` (features on one text column): the cells are
+    coded once against the values the features name (code `len(named)`: any other
+    value), then each test is a lookup table over the codes."""
+    named: dict[str, int] = {fill: 0}
+    for j in indices:
+        f = features[j]
+        for value in (f.value if f.op == IN else (f.value,) if f.op == EQ else ()):
+            named.setdefault(str(value), len(named))
+    codes, uniques = blocks.factorize(cells)
+    other = len(named)
+    lookup = np.array([named.get(str(v), other) for v in uniques] + [0], dtype=np.int64)
+    coded = lookup[codes]            # missing cells (code -1) take the fill, code 0
+    for j in indices:
+        blocks.hand_over()
+        f = features[j]
+        if f.op in (EQ, IN):
+            table = np.zeros(other + 1, dtype=bool)
+            for value in (f.value if f.op == IN else (f.value,)):
+                table[named[str(value)]] = True
+            holds = table[coded]
+            if f.missing is not None:
+                holds = np.where(missing, f.missing, holds)
+        else:
+            holds = missing
+        X[:, j] = holds

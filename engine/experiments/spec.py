@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.data.dataset import PrepOptions
-from engine.data.preprocessing import Binarization
+from engine.data.preprocessing import MISSING_POLICIES, Binarization
 from engine.errors import DataError, ParameterError
 from engine.evaluation import Plan
 from engine.experiments.tasks import Task
@@ -39,7 +39,6 @@ from engine.training import default_binarization
 
 KEYS = ("datasets", "target", "algorithms", "depth", "folds", "holdout", "time_limit",
         "seed", "binarize", "missing", "params")
-MISSING = ("drop", "impute", "indicator")
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ class Sweep:
     seeds: tuple[int, ...]
     time_limit: float | None = None
     target: str | int | None = None
-    missing: str = "impute"
+    missing: str = "route"
     binarize: str | None = None            # None: each algorithm's default
     grids: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
 
@@ -130,7 +129,7 @@ def sweep_from_dict(spec: dict, root: str | Path = ".") -> Sweep:
     seeds = tuple(_ints(spec, "seed", low=0)) if "seed" in spec else (0,)
     sweep = Sweep(tuple(datasets), root, tuple(algorithms), depths, _plan(spec), seeds,
                   time_limit=_time_limit(spec), target=_target(spec),
-                  missing=_choice(spec, "missing", MISSING, "impute"),
+                  missing=_choice(spec, "missing", MISSING_POLICIES, "route"),
                   binarize=_binarize(spec), grids=_grids(spec, algorithms))
     for algorithm in algorithms:               # every combination must be accepted
         for point, depth in itertools.product(sweep.grids.get(algorithm, ({},)), depths):

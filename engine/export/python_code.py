@@ -15,7 +15,7 @@ import math
 from typing import TYPE_CHECKING
 
 from engine.data.csv_reader import MISSING_MARKERS
-from engine.data.features import EQ, LE, MISSING
+from engine.data.features import EQ, IN, LE, MISSING
 from engine.errors import ParameterError
 from engine.export.walk import Split, Test, columns_used, fold, leaf_summary
 
@@ -90,10 +90,16 @@ def _condition(test: Test, variables: dict[str, int]) -> str:
     if test.op == MISSING:
         return f"m{i}"
     if test.op == LE:
-        return f"c{i} <= {_float(test.value)}"
-    if test.op == EQ:
-        return f"c{i} == {_literal(test.value)}"
-    raise ValueError(f"Unknown test {test.op!r}.")
+        holds = f"c{i} <= {_float(test.value)}"
+    elif test.op == EQ:
+        holds = f"c{i} == {_literal(test.value)}"
+    elif test.op == IN:
+        holds = f"c{i} in {{{', '.join(map(repr, test.value))}}}"
+    else:
+        raise ValueError(f"Unknown test {test.op!r}.")
+    if test.routed is None:
+        return holds
+    return f"(m{i} or {holds})" if test.routed else f"(not m{i} and {holds})"
 
 
 def to_python(tree: Tree, function_name: str = "predict") -> str:

@@ -64,27 +64,30 @@ def simplify(conditions: list[Condition]) -> list[Condition]:
 
     Per column, only the tightest `<=` and the tightest `>` are kept (ties keep the
     first), `!= v` is dropped when the column must equal another value, and repeats
-    go; the survivors keep their order along the path.
+    go; the survivors keep their order along the path.  A test with a missing-value
+    route is kept as it is (a bound that routes missing cells the other way does not
+    imply it).
     """
     upper: dict[str, int] = {}  # column -> index of the smallest `<=` bound
     lower: dict[str, int] = {}  # column -> index of the largest `>` bound
     equal: dict[str, set] = {}  # column -> values it must equal
     for i, (test, holds) in enumerate(conditions):
         name = test.column.name
-        if test.op == LE:
+        if test.op == LE and test.routed is None:
             best = upper if holds else lower
             j = best.get(name)
             if j is None or (test.value < conditions[j][0].value if holds
                              else test.value > conditions[j][0].value):
                 best[name] = i
-        elif test.op == EQ and holds:
+        elif test.op == EQ and holds and test.routed is None:
             equal.setdefault(name, set()).add(test.value)
     kept, seen = [], set()
     for i, (test, holds) in enumerate(conditions):
         name = test.column.name
-        if test.op == LE and i not in (upper.get(name), lower.get(name)):
+        if test.op == LE and test.routed is None and \
+                i not in (upper.get(name), lower.get(name)):
             continue
-        if (test.op == EQ and not holds and name in equal
+        if (test.op == EQ and not holds and test.routed is None and name in equal
                 and test.value not in equal[name]):
             continue
         key = (test.feature, holds)

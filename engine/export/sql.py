@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from engine.data.features import EQ, LE, MISSING
+from engine.data.features import EQ, IN, LE, MISSING
 from engine.errors import DataError
 from engine.export.walk import Split, Test, fold, leaf_summary
 
@@ -67,15 +67,17 @@ def condition(test: Test) -> str:
     column = identifier(test.column.name)
     if test.op == MISSING:
         return f"{column} IS NULL"
-    if test.op not in (LE, EQ):
+    if test.op not in (LE, EQ, IN):
         raise ValueError(f"Unknown test {test.op!r}.")
     fill, value = test.column.fill, test.value
-    if _finite(fill) and _finite(value):
+    if test.op == IN:
+        holds = f"{column} IN ({', '.join(map(string, value))})"
+    elif test.routed is None and _finite(fill) and _finite(value):
         sign = "<=" if test.op == LE else "="
         return f"COALESCE({column}, {_literal(fill)}) {sign} {_literal(value)}"
-    holds = _compare(column, test.op, value)
-    missing_holds = fill <= value if test.op == LE else fill == value
-    return (f"({column} IS NULL OR {holds})" if missing_holds
+    else:
+        holds = _compare(column, test.op, value)
+    return (f"({column} IS NULL OR {holds})" if test.missing_holds()
             else f"({column} IS NOT NULL AND {holds})")
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from engine.data.features import EQ, LE, MISSING, NUM, Feature
+from engine.data.features import EQ, IN, LE, MISSING, NUM, Feature
 from engine.data.preprocessing import InputColumn
 
 if TYPE_CHECKING:
@@ -27,12 +27,13 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Test:
-    """A test on one raw column: `feature.op` is LE, EQ or MISSING, never NUM.
+    """A test on one raw column: `feature.op` is LE, EQ, IN or MISSING, never NUM.
 
-    A continuous (NUM) split becomes the LE test `column <= threshold`, so exporters
-    deal with three kinds of test only.  The test is evaluated on the raw cell with
-    missing cells replaced by `column.fill`, except MISSING which looks at the cell
-    before the fill.
+    A continuous (NUM) split becomes the LE test `column <= threshold` (with the same
+    missing-value route), so exporters deal with four kinds of test only.  A missing
+    cell makes the test hold when `routed` is True and fail when it is False; when it
+    is None the test is evaluated on `column.fill` instead.  MISSING looks at the
+    cell itself.  A text value never seen in training is in no IN group.
     """
 
     column: InputColumn
@@ -45,6 +46,20 @@ class Test:
     @property
     def value(self) -> float | str | None:
         return self.feature.value
+
+    @property
+    def routed(self) -> bool | None:
+        return self.feature.missing
+
+    def missing_holds(self) -> bool:
+        """Whether the test holds on a missing cell."""
+        if self.op == MISSING:
+            return True
+        if self.routed is not None:
+            return self.routed
+        fill = self.column.fill
+        return bool(fill <= self.value if self.op == LE else
+                    fill in self.value if self.op == IN else fill == self.value)
 
     def text(self, holds: bool = True) -> str:
         """Readable form, e.g. `age <= 37.5`, or its negation `age > 37.5`."""
@@ -73,8 +88,8 @@ def split(tree: Tree, node: int) -> Split:
     left, right = int(tree.left[node]), int(tree.right[node])
     column = tree.prep.column(f.column)
     if f.op == NUM:
-        return Split(node, Test(column, Feature(f.column, LE, t)), left, right)
-    if f.op not in (LE, EQ, MISSING):
+        return Split(node, Test(column, Feature(f.column, LE, t, f.missing)), left, right)
+    if f.op not in (LE, EQ, IN, MISSING):
         raise ValueError(f"Unknown feature operator {f.op!r} in node {node}.")
     # A binary feature is 1 where its test holds; the tree sends x <= t to the left.
     return Split(node, Test(column, f),

@@ -9,7 +9,7 @@ export, editing, cross-validation) must read the table it was trained on, so
 `on_features` once, and no caller ever sees the derived space.
 
 A 0/1 test `column <= t` on a numeric column becomes the threshold `t` on that
-column.  A tree sends a row left when `x[f] <= threshold`; on the 0/1 feature that is
+column (on its continuous feature with the same missing-value route).  A tree sends a row left when `x[f] <= threshold`; on the 0/1 feature that is
 "the test does not hold" (`x > t`), on the raw column it is `x <= t`, so the two
 children trade places.  Any other feature must be one of the table's own.
 """
@@ -35,6 +35,8 @@ def on_features(model: Tree | Diagram | None, prep: Preprocessing) -> Tree | Dia
         raise RuntimeError("A decision diagram came back on features other than its "
                            "table's: this is a bug.")
     index = {feature: j for j, feature in enumerate(prep.features)}
+    index.update({(f.column, NUM, f.missing): j for j, f in enumerate(prep.features)
+                  if f.op == NUM})
     feature = model.feature.copy()
     threshold = model.threshold.copy()
     left, right = model.left.copy(), model.right.copy()
@@ -50,12 +52,13 @@ def on_features(model: Tree | Diagram | None, prep: Preprocessing) -> Tree | Dia
                    prep=prep)
 
 
-def _locate(own: Feature, index: dict[Feature, int]) -> tuple[int, float | None, bool]:
+def _locate(own: Feature, index: dict) -> tuple[int, float | None, bool]:
     """(feature index on the table, the new threshold or None to keep the node's,
-    whether the children trade places)."""
+    whether the children trade places).  `index` also maps (column, NUM, route) to
+    the continuous feature with that missing-value route."""
     if own in index:
         return index[own], None, False
-    raw = Feature(own.column, NUM)
+    raw = (own.column, NUM, own.missing)
     if own.op == LE and raw in index:
         return index[raw], float(own.value), True
     raise RuntimeError(f"The test '{own.condition()}' is not one of the table's features "

@@ -44,7 +44,7 @@ import math
 import sys
 
 from engine.data.columns import ColumnKind
-from engine.data.features import EQ, LE, MISSING, NUM
+from engine.data.features import EQ, IN, LE, MISSING, NUM
 from engine.data.preprocessing import MISSING_POLICIES, Binarization
 from engine.errors import DataError
 from engine.model import diagram, tree
@@ -54,7 +54,7 @@ MAX_NODES = 10_000_000
 # A diagram's weights are held as a dense (nodes x features) matrix.
 MAX_DIAGRAM_WEIGHTS = 50_000_000
 KINDS = [kind.value for kind in ColumnKind]
-OPS = (LE, EQ, MISSING, NUM)
+OPS = (LE, EQ, IN, MISSING, NUM)
 
 
 class _Problem(Exception):
@@ -140,18 +140,27 @@ def _feature(feature, where: str, numeric: dict[str, bool]) -> None:
                        "input columns")
     op = _choice(feature, "op", OPS, where)
     value = feature.get("value")
+    route = feature.get("missing")
+    if route is not None and (not isinstance(route, bool) or op == MISSING):
+        raise _Problem(f"'{where}.missing' is {_show(route)}, not true, false or null"
+                       + (" (a missing test has no route)" if op == MISSING else ""))
     if op in (NUM, LE) and not numeric[column]:
         raise _Problem(f"'{where}' compares column {_show(column)} with a number, but the "
                        "column holds text")
-    if op in (NUM, MISSING):
-        fits = value is None
-    elif op == LE or numeric[column]:
-        fits = _is_real(value)
+    if op == IN and numeric[column]:
+        raise _Problem(f"'{where}' tests a group of text values on column {_show(column)}, "
+                       "which holds numbers")
+    if op == MISSING or (op == NUM and route is None):
+        fits, wanted = value is None, "null"
+    elif op == IN:
+        fits = isinstance(value, list) and len(value) > 0 and \
+            all(isinstance(v, str) for v in value)
+        wanted = "a non-empty list of texts"
+    elif op in (LE, NUM) or numeric[column]:
+        fits, wanted = _is_real(value), "a number"
     else:
-        fits = isinstance(value, str)
+        fits, wanted = isinstance(value, str), "text"
     if not fits:
-        wanted = "null" if op in (NUM, MISSING) else \
-            "a number" if op == LE or numeric[column] else "text"
         raise _Problem(f"'{where}.value' is {_show(value)}, not {wanted}")
 
 

@@ -25,7 +25,9 @@ import math
 
 import numpy as np
 
-from engine.data.dataset import Dataset, binarized
+from engine.data.dataset import Dataset
+
+from engine.featurize import binarized
 from engine.solvers.protocol import DEPTH, Result, Solver
 from engine.solvers.registry import get_solver, register
 from engine.solvers.warm_start import warm_started

@@ -35,9 +35,10 @@ class Greedy(Solver):
             X = ks.kernel_array(X, np.float64, monitor.checkpoint)
         y = np.ascontiguousarray(data.y, dtype=np.int64)
         w = np.ascontiguousarray(data.w, dtype=np.float64)
-        feature, threshold, left, right, value, stopped = monitor.run_kernel(
+        no_categories = np.zeros(X.shape[1], dtype=np.int64)
+        feature, threshold, left, right, value, _subset, stopped = monitor.run_kernel(
             grow_tree, (X, y, w, data.n_classes, params["depth"],
-                        float(params["min_leaf"]), monitor.control))
+                        float(params["min_leaf"]), monitor.control, no_categories))
         tree = Tree.from_arrays(feature, threshold, left, right, value, data.prep)
         error = tree.error(data.X, data.y, data.w)
         monitor.publish(tree, error, 0.0)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.data.dataset import binarized
+from engine.featurize import binarized
 from engine.data.features import NUM
 from engine.errors import OrchardError
 from engine.model.diagram import Diagram

@@ -1,0 +1,267 @@
+"""Fitting the recipe (`Preprocessing`) that turns a table's cells into features.
+
+This is where the features are chosen, above both the data layer (which reads tables
+and applies a fitted recipe) and the solvers (whose greedy kernel chooses some of the
+features): guided thresholds and the groups of a text column are the splits of a
+greedy tree grown on the table's own columns.
+
+The greedy tree (`guide`) sees each numeric column as numbers and each text column
+as value codes (the kernel's subset splits, CART's), missing cells as the search
+will see them: filled (impute), or routed (`route`: a numeric column twice, missing
+below and above every value; a text column with missing as a value of its own).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from engine.data import blocks
+from engine.data.class_weights import class_factors
+from engine.data.columns import ColumnKind, to_numbers
+from engine.data.features import EQ, LE, MISSING, NUM, Feature
+from engine.data.preprocessing import (GUIDED_DEPTH, MISSING_POLICIES, Binarization,
+                                       InputColumn, Preprocessing, class_label)
+from engine.errors import DataError
+from engine.featurize.categories import SMALL_COLUMN, distinct, group, ranked, value_groups
+
+
+@dataclass
+class _Column:
+    """One input column as the guide and the feature choice see it."""
+
+    input: InputColumn
+    numbers: np.ndarray | None = None    # numeric columns: the values (NaN missing)
+    values: list[str] | None = None      # text columns: the distinct values
+    codes: np.ndarray | None = None      # text: value codes, len(values) for missing
+    missing: np.ndarray | None = None    # where cells are missing
+    route: bool = False                  # missing cells are routed by each test
+
+    @property
+    def routed(self) -> bool:
+        return self.route and bool(self.missing.any())
+
+
+def fit(frame: pd.DataFrame, target: str, kinds: dict[str, ColumnKind], missing: str,
+        binarize: Binarization, progress=None, depth: int | None = None,
+        class_weight=None) -> Preprocessing:
+    """Learn fills, thresholds and value groups from `frame` (text cells, or floats
+    for numeric columns already parsed).
+
+    `kinds` maps each input column to use onto its kind; `frame` already has the rows
+    the model trains on (with `drop`, rows with missing cells are gone).
+    `progress(stage, fraction)` is called between columns (it may stop the work).
+    `depth` is the depth of the greedy tree whose splits `guided` thresholds and text
+    columns keep, grown with the rows weighted by `class_weight` (as the solvers will
+    weigh them).
+    """
+    if missing not in MISSING_POLICIES:
+        raise DataError(f"Unknown missing-value policy '{missing}': use "
+                        f"{', '.join(MISSING_POLICIES)}.")
+    route = missing == "route"
+    present = blocks.factorize(frame[target])[1]
+    class_names = _sort_key(list(dict.fromkeys(class_label(c) for c in present)))
+    y = Preprocessing(target, class_names, [], []).labels(frame[target])
+    known = y >= 0
+    w = np.ones(int(known.sum()))
+    if class_weight is not None:
+        w = class_factors(class_weight, y[known], class_names, w)[y[known]]
+    columns = []
+    for position, (name, kind) in enumerate(kinds.items()):
+        if progress is not None:
+            progress("reading the columns' values", position / len(kinds))
+        columns.append(_column(frame[name], kind, route))
+    texts = [c for c in columns if c.values is not None and c.input.kind != ColumnKind.BINARY]
+    keep: dict = {}
+    if binarize.mode == "guided" or any(len(c.values) > SMALL_COLUMN for c in texts):
+        keep = guide(columns, y[known], w, known, len(class_names), depth, progress)
+    features = []
+    for position, column in enumerate(columns):
+        if progress is not None:
+            progress("choosing thresholds and groups", position / len(columns))
+        features.extend(_features(column, binarize, keep, y[known], w, known,
+                                  len(class_names), route))
+        if missing == "indicator" and column.missing.any():
+            features.append(Feature(column.input.name, MISSING))
+    return Preprocessing(target, class_names, [c.input for c in columns], features,
+                         missing, str(binarize))
+
+
+def _column(cells: pd.Series, kind: ColumnKind, route: bool) -> _Column:
+    name = str(cells.name)
+    absent = blocks.missing(cells)
+    if absent.all():
+        raise DataError(f"Column '{name}' has no values.")
+    numeric = kind == ColumnKind.NUMERIC or (
+        kind == ColumnKind.BINARY
+        and bool(pd.to_numeric(cells[~absent], errors="coerce").notna().all()))
+    if numeric:
+        values = to_numbers(cells)
+        present = values[~absent]
+        if kind == ColumnKind.BINARY:
+            distinct, counts = np.unique(present, return_counts=True)
+            fill = float(distinct[np.argmax(counts)])
+        else:
+            fill = float(np.median(present))
+        return _Column(InputColumn(name, kind, fill), numbers=values, missing=absent,
+                       route=route)
+    codes, uniques = blocks.factorize(cells)
+    names = [str(v) for v in uniques]
+    order = np.argsort(np.array(names, dtype=object), kind="stable")
+    values = [names[i] for i in order]
+    recode = np.empty(len(names) + 1, dtype=np.int64)
+    recode[order] = np.arange(len(names))
+    counts = np.bincount(recode[codes[~absent]], minlength=len(values))
+    fill_code = int(np.argmax(counts))     # the most frequent, first by name on ties
+    recode[-1] = len(values) if route else fill_code   # code -1: a missing cell
+    return _Column(InputColumn(name, kind, values[fill_code]), values=values,
+                   codes=recode[codes], missing=absent, route=route)
+
+
+def _features(column: _Column, binarize: Binarization, keep: dict, y, w, known,
+              n_classes: int, route: bool) -> list[Feature]:
+    name, kind = column.input.name, column.input.kind
+    flags = (False, True) if column.routed else (None,)
+    if column.values is not None:
+        if kind == ColumnKind.BINARY:
+            return [Feature(name, EQ, column.values[-1], m) for m in flags]
+        groups = value_groups(name, column.values, column.codes[known], y, w, n_classes,
+                              route)
+        return distinct(groups + keep.get(name, []))
+    present = column.numbers[~np.isnan(column.numbers)]
+    if kind == ColumnKind.BINARY:
+        return [Feature(name, EQ, float(present.max()), m) for m in flags]
+    if binarize.mode == "none":
+        return [Feature(name, NUM, _stand_in(present, m), m) for m in flags]
+    return [Feature(name, LE, float(t), m) for m in flags
+            for t in binarize.thresholds(present, keep.get((name, m)))]
+
+
+def _stand_in(present: np.ndarray, missing: bool | None) -> float | None:
+    """The number a missing cell becomes in a routed continuous feature: below every
+    observed value (missing goes with `<=`) or above (with `>`); None without a route.
+    A whole number one past the range, so thresholds around it read cleanly; an
+    infinite end of the range is its own stand-in (missing cells join those cells)."""
+    if missing is None:
+        return None
+    low, high = float(present.min()), float(present.max())
+    if not math.isfinite(low if missing else high):
+        return low if missing else high   # nothing lies beyond: missing joins -inf / inf
+    value = math.floor(low) - 1.0 if missing else math.ceil(high) + 1.0
+    if missing and not value < low:
+        value = float(np.nextafter(low, -np.inf))
+    if not missing and not value > high:
+        value = float(np.nextafter(high, np.inf))
+    return value
+
+
+def guide(columns: list[_Column], y: np.ndarray, w: np.ndarray, known: np.ndarray,
+          n_classes: int, depth: int | None, progress=None) -> dict:
+    """The splits of the greedy tree of `depth` on the columns: (column name, route
+    flag) -> its thresholds on a numeric column, column name -> the groups it splits a
+    text column by (as `Feature`s)."""
+    from engine.solvers.greedy.kernel import grow_tree  # numba: loaded only when used
+
+    matrix, meaning, n_categories = [], [], []
+    for column in columns:
+        if column.values is not None:
+            matrix.append(column.codes)
+            meaning.append((column, None))
+            n_categories.append(len(column.values) + (1 if column.routed else 0))
+            continue
+        for flag in ((False, True) if column.routed else (None,)):
+            stand_in = _stand_in(column.numbers[~np.isnan(column.numbers)], flag)
+            fill = column.input.fill if stand_in is None else stand_in
+            matrix.append(np.where(np.isnan(column.numbers), fill, column.numbers))
+            meaning.append((column, flag))
+            n_categories.append(0)
+    X = np.empty((int(known.sum()), len(matrix)))
+    for j, values in enumerate(matrix):
+        X[:, j] = values[known]
+    depth = GUIDED_DEPTH if depth is None else max(int(depth), 0)
+    control = np.zeros(4)   # control[0] != 0 stops the kernel
+    feature, threshold, _, _, _, subset, _ = _polling(
+        grow_tree, (X, np.ascontiguousarray(y, dtype=np.int64),
+                    np.ascontiguousarray(w, dtype=np.float64), n_classes, depth, 1.0,
+                    control, np.array(n_categories, dtype=np.int64)), control, progress)
+    found: dict = {}
+    for node, (f, t) in enumerate(zip(feature, threshold)):
+        if f < 0:
+            continue
+        column, flag = meaning[f]
+        name = column.input.name
+        if column.values is None:
+            found.setdefault((name, flag), []).append(float(t))
+            continue
+        V = len(column.values)
+        members = subset[node, :V].astype(bool)
+        missing = bool(subset[node, V]) if column.routed else None
+        split = group(name, column.values, members, missing, ranked(column.codes, V))
+        if split is not None:
+            found.setdefault(name, []).append(split)
+    return {key: (np.array(v) if isinstance(key, tuple) else v) for key, v in found.items()}
+
+
+def greedy_thresholds(features: list[Feature], X: np.ndarray, y: np.ndarray,
+                      w: np.ndarray, n_classes: int, depth: int | None,
+                      progress=None) -> dict[int, np.ndarray]:
+    """Feature index -> thresholds that the greedy tree of `depth` on the feature
+    matrix X uses on its continuous (`NUM`) features (`guided` binarisation of a
+    prepared table).
+
+    A greedy tree of depth D is the top of the greedy tree of any larger depth, so
+    these thresholds serve every depth up to D.
+    """
+    from engine.solvers.greedy.kernel import grow_tree  # numba: loaded only when used
+
+    depth = GUIDED_DEPTH if depth is None else max(int(depth), 0)
+    control = np.zeros(4)
+    feature, threshold, *_ = _polling(
+        grow_tree, (np.ascontiguousarray(X, dtype=np.float64),
+                    np.ascontiguousarray(y, dtype=np.int64),
+                    np.ascontiguousarray(w, dtype=np.float64), n_classes, depth, 1.0,
+                    control, np.zeros(X.shape[1], dtype=np.int64)), control, progress)
+    found: dict[int, list[float]] = {}
+    for f, t in zip(feature, threshold):
+        if f >= 0 and features[f].op == NUM:
+            found.setdefault(int(f), []).append(float(t))
+    return {j: np.array(values) for j, values in found.items()}
+
+
+def _polling(kernel, args: tuple, control: np.ndarray, progress):
+    """Run a nogil kernel in a thread and call `progress` every 50 ms meanwhile; when
+    `progress` raises (a stop), stop the kernel through `control` and re-raise."""
+    if progress is None:
+        return kernel(*args)
+    outcome = {}
+
+    def target():
+        try:
+            outcome["value"] = kernel(*args)
+        except BaseException as exc:  # re-raised in the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="orchard-guide", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.05)
+            progress("growing the greedy tree that guides the features", None)
+    except BaseException:
+        control[0] = 1.0
+        thread.join()
+        raise
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _sort_key(names: list[str]):
+    try:
+        return sorted(names, key=float)
+    except ValueError:
+        return sorted(names)
