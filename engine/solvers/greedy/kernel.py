@@ -62,17 +62,18 @@ cost, validity rule and tie tolerance as thresholds:
   the Breiman split of each class against the others and every single category
   against the rest, but not every subset.
 
-Of the winning prefix and its complement among the present categories, the side
-with fewer categories is reported as ``S`` (the prefix on equal counts); both
-give the same cost. Cost per node and categorical feature: O(rows + V K) to
-count and scan the single categories, plus O(V log V + V K) per share order
-scanned (one for 2 classes, at most K otherwise), all in arrays preallocated
-once per tree.
+Of the winning candidate (a prefix or a single category) and its complement
+among the present categories, the side with fewer categories is reported as
+``S`` (the candidate itself on equal counts); both give the same cost. Cost per
+node and categorical feature: O(rows + V K) to count and scan the single
+categories, plus O(V log V + V K) per share order scanned (one for 2 classes, at
+most K otherwise), in arrays allocated once per tree.
 
-Categorical candidates join the scan in feature-index order like any other: a
-categorical feature's best subset replaces the incumbent only if it is cheaper by more than
-the tolerance; within the feature, candidates are compared in the order listed
-above with the same rule, so the first of the cheapest is kept.
+Categorical features take their turn in the feature-index scan like any other,
+and every candidate, within a feature in the order listed above, replaces the
+incumbent only if it is cheaper by more than the tolerance: exact and
+rounding-level ties go to the smaller feature index, then to the earlier
+candidate.
 """
 
 import numpy as np
@@ -184,7 +185,7 @@ def _share_order(cat_counts, cat_total, c, present, n_present, order, scratch, k
 
 @njit(cache=True, nogil=True)
 def class_share_orders(codes, y, w, n_cat, n_classes, max_orders):
-    """Share orders of a categorical column, as the splitter scans them.
+    """Share orders of a categorical column, by the splitter's rule (`_share_order`).
 
     codes: category codes in [0, n_cat) (float64 or uint8), y: int64 classes in
     [0, n_classes), w: float64 weights >= 0.
@@ -193,9 +194,10 @@ def class_share_orders(codes, y, w, n_cat, n_classes, max_orders):
     of category v. Row r of `orders` lists the categories of positive weight by
     increasing weighted share of class c_r (ties by increasing code), then those of
     zero weight by increasing code. With at most 2 classes k = 1 and c_0 is the last
-    class (class 1, as the splitter uses for 2 classes); otherwise
+    class (class 1, the splitter's only order for 2 classes); otherwise
     k = min(max(max_orders, 1), n_classes) and c_0, c_1, ... are the classes of
-    largest total weight, heaviest first (equal weights by increasing class).
+    largest total weight, heaviest first (equal weights by increasing class),
+    whereas the splitter scans every class present at the node.
     """
     n = codes.shape[0]
     cat_counts = np.zeros((n_cat, n_classes))
