@@ -2,7 +2,7 @@
 
 Each split is treated like new data arriving after training: `prepare` runs again on
 the *training rows only* of the raw table, so binarisation thresholds, fill values
-and one-hot categories never see a test row; the tree is trained with
+and value groups never see a test row; the tree is trained with
 `engine.training.train` and then predicts the raw test rows through its own
 preprocessing (`Tree.predict_frame`), exactly as `orchard predict` would.
 

@@ -1,8 +1,8 @@
 """Predictions of a saved or current model on a new table, and how good they are.
 
 One function for `orchard predict` and the window's "Predict a file": the model's
-own preprocessing turns the raw cells into features (fills, thresholds, one-hot
-values), and when the table has the model's class column its rows are scored.
+own preprocessing turns the raw cells into features (fills and routes, thresholds,
+value groups), and when the table has the model's class column its rows are scored.
 """
 
 from __future__ import annotations

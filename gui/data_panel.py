@@ -120,8 +120,9 @@ class DataPanel(QGroupBox):
         self.binarize_combo.setToolTip(
             "How numeric columns become tests. Algorithms that need 0/1 features need "
             "thresholds: the greedy tree's own plus quantiles (so the optimal tree is "
-            "never worse than greedy), quantiles only, or every midpoint; categorical "
-            "columns are always one-hot encoded.")
+            "never worse than greedy), quantiles only, or every midpoint; text columns "
+            "always become groups of values (the greedy tree's, class-share orders, "
+            "frequent values).")
         self.binarize_combo.currentIndexChanged.connect(self._binarize_mode_changed)
         self.quantile_spin = QSpinBox(self)
         self.quantile_spin.setRange(2, 100)

@@ -24,7 +24,7 @@ TARGET_NAMES = ("class", "target", "label", "y")
 
 class ColumnKind(str, Enum):
     NUMERIC = "numeric"          # numbers with more than two values: thresholds
-    CATEGORICAL = "categorical"  # text (or chosen numbers) with more than two values: one-hot
+    CATEGORICAL = "categorical"  # text (or chosen numbers) with more than two values: groups
     BINARY = "binary"            # exactly two values: one 0/1 feature
     CONSTANT = "constant"        # at most one value: carries no information, ignored
     ID = "id"                    # (nearly) a distinct value per row (row numbers, names): ignored

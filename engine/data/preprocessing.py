@@ -144,7 +144,10 @@ class Preprocessing:
         by_column: dict[str, list[int]] = {}
         for j, f in enumerate(self.features):
             by_column.setdefault(f.column, []).append(j)
-        X = np.empty((len(frame), len(self.features)), dtype=dtype, order="F")
+        # Laid out by rows as the solvers read it and written a column at a time:
+        # faster than filling a column-major matrix and copying it, and no second copy
+        # (1.9 GB at 3 million rows and 79 features).
+        X = np.empty((len(frame), len(self.features)), dtype=dtype)
         for position, (name, indices) in enumerate(by_column.items()):
             if progress is not None:
                 progress("building the features", position / len(by_column))
@@ -156,7 +159,7 @@ class Preprocessing:
                                column.fill)
             else:
                 _text_tests(X, indices, self.features, cells, missing, column.fill)
-        return np.ascontiguousarray(X)
+        return X
 
     def labels(self, cells: pd.Series) -> np.ndarray:
         """Class indices of raw target cells; -1 for a class the model never saw."""

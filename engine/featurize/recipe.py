@@ -73,7 +73,7 @@ def fit(frame: pd.DataFrame, target: str, kinds: dict[str, ColumnKind], missing:
     columns = []
     for position, (name, kind) in enumerate(kinds.items()):
         if progress is not None:
-            progress("reading the columns' values", position / len(kinds))
+            progress("counting each column's values", position / len(kinds))
         columns.append(_column(frame[name], kind, route))
     texts = [c for c in columns if c.values is not None and c.input.kind != ColumnKind.BINARY]
     keep: dict = {}

@@ -62,7 +62,9 @@ def choose(data: Dataset, depth: int, time_limit: float | None) -> tuple[str, st
                            "worse than greedy)")
     budget = BUDGET if time_limit is None else time_limit
     predicted = contree_seconds(data, depth)
-    size = f"{data.n_rows:,} rows × {sum(not f.binary for f in data.features)} numeric columns"
+    # (a routed column is two continuous features: count columns, as the user sees them)
+    numeric = len({f.column for f in data.features if not f.binary})
+    size = f"{data.n_rows:,} rows × {numeric} numeric columns"
     if predicted <= SAFETY * budget:
         return "contree", (f"ConTree searches every threshold of the numbers and should "
                            f"prove the optimal tree on {size} in about {predicted:.2g} s")
