@@ -6,7 +6,7 @@ times, one after the other in this process:
 
     read      engine.data.csv_reader.read_table
     type      engine.data.columns.infer_columns (what the window shows per column)
-    prepare   engine.data.dataset.prepare with quantile:10 (90 binary features)
+    prepare   engine.featurize.prepare with quantile:10 (90 binary features)
     reduce    engine.solvers.binary_rows.BinaryRows (blossom's and dl85's row grouping)
 
 Only functions whose signatures are the same before and after issue 14 are called,
@@ -32,7 +32,8 @@ from big_tables import numeric_csv  # noqa: E402
 
 from engine.data.columns import infer_columns  # noqa: E402
 from engine.data.csv_reader import read_table  # noqa: E402
-from engine.data.dataset import PrepOptions, prepare  # noqa: E402
+from engine.data.dataset import PrepOptions  # noqa: E402
+from engine.featurize import prepare  # noqa: E402
 from engine.solvers.binary_rows import BinaryRows  # noqa: E402
 
 STAGES = ("read", "type", "prepare", "reduce")

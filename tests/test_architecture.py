@@ -47,7 +47,18 @@ def test_import_linter_contract_holds():
     out = subprocess.run([str(lint_imports), "--no-cache"], capture_output=True,
                          text=True, cwd=ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "1 kept, 0 broken" in out.stdout
+    assert "2 kept, 0 broken" in out.stdout
+
+
+def test_the_data_layer_never_imports_feature_building_or_the_solvers():
+    """Issue 33: choosing features (which runs the greedy kernel) sits above reading
+    tables and applying a recipe; the contract in pyproject.toml says so and holds."""
+    import tomllib
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"][
+        "importlinter"]["contracts"]
+    layered = [c for c in contracts if "engine.data" in c["source_modules"]]
+    assert layered and {"engine.featurize", "engine.solvers"} <= set(
+        layered[0]["forbidden_modules"])
 
 
 def test_the_listed_packages_are_the_source_folders():

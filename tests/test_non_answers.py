@@ -15,7 +15,8 @@ from optimal_trees import cp4im  # noqa: E402
 
 from engine.cli import main  # noqa: E402
 from engine.data.csv_reader import read_table  # noqa: E402
-from engine.data.dataset import PrepOptions, prepare  # noqa: E402
+from engine.data.dataset import PrepOptions  # noqa: E402
+from engine.featurize import prepare  # noqa: E402
 from engine.solvers.protocol import Status  # noqa: E402
 from engine.training import train  # noqa: E402
 
