@@ -50,7 +50,7 @@ def test_open_a_bundled_sample_from_the_menu(qtbot):
     assert win.data_view.preview.columnCount() == 9
     assert win.columns.rowCount() == 9
     assert "600 rows" in win.data_panel.file_label.text()
-    assert f"{win.dataset.n_features} features" in win.data_panel.features_label.text()
+    assert f"{win.dataset.n_features:,} features" in win.data_panel.features_label.text()
     assert win.run_button.isEnabled()
     assert user_settings.recent_files() == [str(LOANS.resolve())]
 
@@ -147,7 +147,7 @@ def test_choosing_target_and_binarisation(qtbot):
         qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
         assert win.dataset.is_binary and win.dataset.prep.binarize == spec
         counts[spec] = win.dataset.n_features
-        assert f"{counts[spec]} features" in win.data_panel.features_label.text()
+        assert f"{counts[spec]:,} features" in win.data_panel.features_label.text()
         assert "all 0/1" in win.data_panel.features_label.text()
     assert counts["quantile:4"] < counts["quantile:10"] < counts["midpoints"]
     assert counts["quantile:10"] <= counts["guided"] < counts["midpoints"]
@@ -175,8 +175,9 @@ def test_ignoring_and_forcing_column_kinds(qtbot):
     with qtbot.waitSignal(win.data_ready, timeout=LOAD_TIMEOUT):
         win.columns.setData(win.columns.index(late, COL_USE), CATEGORICAL)
     qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
+    # as text values: each value alone, and groups of values (issue 33)
     ops = {f.op for f in win.dataset.features if f.column == "late_payments"}
-    assert ops == {"="}
+    assert "=" in ops and ops <= {"=", "in", "missing"}
     # "continuous" is not offered for a text column
     job = win.columns.names().index("job")
     assert not win.columns.setData(win.columns.index(job, COL_USE), "continuous")
@@ -184,7 +185,13 @@ def test_ignoring_and_forcing_column_kinds(qtbot):
 
 def test_missing_value_policies(qtbot):
     win = open_window(qtbot, LOANS)
+    assert "missing cells are routed" in win.data_panel.notes_text()
+    assert any(f.missing is not None for f in win.dataset.features)
+    with qtbot.waitSignal(win.data_ready, timeout=LOAD_TIMEOUT):
+        win.data_panel.set_missing("impute")
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
     assert "missing cells were filled" in win.data_panel.notes_text()
+    assert all(f.missing is None for f in win.dataset.features)
     with qtbot.waitSignal(win.data_ready, timeout=LOAD_TIMEOUT):
         win.data_panel.set_missing("drop")
     qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)

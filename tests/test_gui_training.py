@@ -57,7 +57,11 @@ def test_blossom_runs_to_completion_and_the_view_shows_its_nodes(qtbot):
             assert item.leaf_class == tree.label[node]
             assert item.title == tree.class_names[tree.label[node]]
         else:
-            assert item.leaf_class is None and item.title == tree.condition(node, True)
+            # the test as it reads, or elided in its middle to fit the box
+            full = tree.condition(node, True)
+            head, _, tail = item.title.partition("…")
+            assert item.leaf_class is None and (
+                item.title == full or full.startswith(head) and full.endswith(tail))
         assert item.subtitle.split()[-1] in ("rows", "row")
     run = win.current_run
     assert run.optimal and run.train_error == result.train_error

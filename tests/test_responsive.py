@@ -86,7 +86,8 @@ def test_progress_reaches_every_stage_and_does_not_change_the_result(big_csv):
     assert np.array_equal(data.X, plain.X) and np.array_equal(data.y, plain.y)
     names = {stage for stage, _ in stages}
     assert {"reading big.csv", "splitting the file into cells", "typing the columns",
-            "choosing thresholds", "building the features"} <= names
+            "counting each column's values", "choosing thresholds and groups",
+            "building the features"} <= names
     assert all(f is None or 0.0 <= f <= 1.0 for _, f in stages)
 
 
