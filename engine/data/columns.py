@@ -80,7 +80,15 @@ def _parse_numbers(cells: pd.Series, missing: np.ndarray) -> np.ndarray | None:
 
 
 def _to_float(cells: pd.Series) -> np.ndarray:
-    """Numbers of text cells, NaN where a cell is missing or not a number."""
+    """Numbers of text cells, NaN where a cell is missing or not a number.
+
+    A column that repeats its values (prices, counts, codes: most columns of a long
+    table) has each different text parsed once: hashing a cell costs a third of
+    parsing it."""
+    codes, uniques = blocks.factorize(cells)
+    if len(uniques) <= len(cells) // 4:
+        numbers = pd.to_numeric(pd.Series(uniques, dtype=object), errors="coerce")
+        return np.append(numbers.to_numpy(dtype=np.float64), np.nan)[codes]
     return blocks.blockwise(lambda part: pd.to_numeric(part, errors="coerce"), cells,
                             np.float64)
 
