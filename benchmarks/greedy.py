@@ -6,6 +6,12 @@ three fit times of each, their ratio (ours / sklearn), and the training errors.
 JIT warm-up is measured once, separately.  Usage:
 
     .venv/bin/python benchmarks/greedy.py [--quick]
+    .venv/bin/python benchmarks/greedy.py --synthetic 330000 [--depth 4]
+
+`--synthetic ROWS` instead times one `grow_tree` call (best of three, after the
+warm-up) on a generated table shaped like a large real one: 22 continuous columns
+(10 to 4,000 distinct values), 4 categorical ones (3, 16, 100 and 4,000 categories,
+Zipf-like frequencies) and 50 0/1 ones, 2 classes with a signal.
 """
 
 from __future__ import annotations
@@ -42,10 +48,62 @@ def load(path: Path):
     return np.ascontiguousarray(data.X, dtype=np.float64), data.y, data.n_classes
 
 
+def synthetic(n_rows: int, seed: int = 0):
+    """(X float64[n, 76], y, n_categories) of the `--synthetic` table: columns 0-21
+    continuous, 22-25 categorical, 26-75 0/1."""
+    rng = np.random.default_rng(seed)
+    columns, n_categories = [], []
+    score = np.zeros(n_rows)
+    for j, distinct in enumerate(np.geomspace(10, 4000, 22).astype(int)):
+        levels = np.sort(rng.normal(0.0, 1.0, distinct)).round(6)
+        column = levels[rng.integers(0, distinct, n_rows)]
+        columns.append(column)
+        n_categories.append(0)
+        if j % 3 == 0:
+            score += rng.normal(0.0, 1.0) * column
+    for V in (3, 16, 100, 4000):
+        p = 1.0 / np.arange(1, V + 1) ** 1.1
+        codes = rng.choice(V, n_rows, p=p / p.sum())
+        columns.append(codes.astype(np.float64))
+        n_categories.append(V)
+        score += rng.normal(0.0, 1.0, V)[codes]
+    for j in range(50):
+        bits = (rng.random(n_rows) < rng.uniform(0.02, 0.6)).astype(np.float64)
+        columns.append(bits)
+        n_categories.append(0)
+        if j % 5 == 0:
+            score += rng.normal(0.0, 1.0) * bits
+    noise = rng.logistic(0.0, 1.0, n_rows)
+    y = (score + noise > np.median(score)).astype(np.int64)
+    return np.column_stack(columns), y, np.array(n_categories, dtype=np.int64)
+
+
+def time_synthetic(n_rows: int, depth: int, kernel=grow_tree) -> None:
+    X, y, n_categories = synthetic(n_rows)
+    w = np.ones(n_rows)
+    start = time.perf_counter()
+    kernel(X[:100], y[:100], w[:100], 2, depth, 1.0, NO_STOP, n_categories)
+    print(f"first call (100 rows, includes loading/compiling): "
+          f"{time.perf_counter() - start:.2f} s")
+    seconds = best_of(lambda: kernel(X, y, w, 2, depth, 1.0, NO_STOP, n_categories))
+    tree = kernel(X, y, w, 2, depth, 1.0, NO_STOP, n_categories)
+    leaf_value = tree[4][tree[0] < 0]
+    error = int(leaf_value.sum() - leaf_value.max(axis=1).sum())
+    print(f"synthetic {n_rows} rows x {X.shape[1]} features, depth {depth}: "
+          f"{seconds:.3f} s per grow_tree call (best of 3), {len(tree[0])} nodes, "
+          f"training errors {error}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="depth 3 only, 3 files per folder")
+    parser.add_argument("--synthetic", type=int, metavar="ROWS",
+                        help="time grow_tree on a generated table of ROWS rows instead")
+    parser.add_argument("--depth", type=int, default=4, help="depth of --synthetic")
     args = parser.parse_args()
+    if args.synthetic:
+        time_synthetic(args.synthetic, args.depth)
+        return
     depths = [3] if args.quick else [3, 5, 10]
 
     X, y, k = load(DATASETS / "contree" / "bank.txt")

@@ -74,6 +74,25 @@ and every candidate, within a feature in the order listed above, replaces the
 incumbent only if it is cheaper by more than the tolerance: exact and
 rounding-level ties go to the smaller feature index, then to the earlier
 candidate.
+
+Data layout and cost
+--------------------
+The kernel first splits X by kind of feature: the 0/1 features into a uint8
+matrix, row by row (one pass over a node's rows counts the left side of every 0/1
+feature at once), the others into a float64 matrix, column by column.
+
+Each continuous feature (neither 0/1 nor categorical) is sorted once, at the root,
+by (value, row index), -0.0 with 0.0 and NaN last: the order in which a stable sort
+of a node's values puts the node's rows, since every node keeps its rows in
+increasing index order. A split partitions each feature's sorted segment stably
+between its children (the classic presorted CART; skipped when the children are
+at the maximum depth), so a node scans every feature in sorted order without
+sorting, in O(rows) per feature, and adds up the weights in exactly the order a
+per-node sort would. The sorted rows take 4 bytes per row and continuous feature
+(int32: at most 2^31 - 1 rows); the sign bit of an entry marks a change of value,
+so a scan reads values only where it evaluates a threshold. The sort is an LSD
+radix sort on order-preserving 64-bit keys, or on the ranks of the keys for a
+column of at most 2^16 distinct values.
 """
 
 import numpy as np
@@ -294,30 +313,274 @@ def _best_subset(xj, n_cat, y, w, rows, node_total, total, n_classes, min_leaf_w
     return best_proxy, improved
 
 
+RADIX_BITS = 11         # digit of the presort's radix sort
+RADIX_PASSES = 6        # ceil(64 / RADIX_BITS)
+DISTINCT_MAX = 1 << 16  # the presort ranks a column of at most this many values
+HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+# An entry of the presorted rows is the row (< 2^31) in its low 31 bits; its sign bit
+# says that its value differs (`not ==`) from the value of the entry before it.
+ROW = 0x7FFFFFFF
+NEW_VALUE = np.int32(-0x80000000)
+
+
 @njit(cache=True, nogil=True)
-def _best_split(Xt, binary, n_categories, y, w, rows, total, n_classes, min_leaf_weight,
-                cat_counts, cat_total, present, order, scratch, key, best_subset):
-    """Best (feature, threshold) for the node holding `rows`; feature -1 if none.
+def _radix_sort(source, target, source_rows, target_rows, digits, histogram, control):
+    """Stable LSD radix sort of the uint64 keys `source` with their int32 payloads
+    `source_rows`, on their lowest `digits` digits of RADIX_BITS (the others must
+    be 0), skipping the digits all keys share; `target`, `target_rows` (as long)
+    and `histogram` (int64[RADIX_PASSES, 2^RADIX_BITS]) are scratch. Returns the
+    number of passes made: the sorted pairs are in (source, source_rows) when it is
+    even, in (target, target_rows) when it is odd; -1 once control[0] is nonzero
+    (polled before each pass)."""
+    n = source.shape[0]
+    mask = np.uint64((1 << RADIX_BITS) - 1)
+    histogram[:, :] = 0
+    for i in range(n):
+        key = source[i]
+        for d in range(digits):
+            histogram[d, (key >> np.uint64(d * RADIX_BITS)) & mask] += 1
+    passes = 0
+    for d in range(digits):
+        if control[0] != 0.0:
+            return -1
+        shift = np.uint64(d * RADIX_BITS)
+        if n == 0 or histogram[d, (source[0] >> shift) & mask] == n:
+            continue                            # one digit for all: order kept
+        position = 0
+        for digit in range(1 << RADIX_BITS):
+            count = histogram[d, digit]
+            histogram[d, digit] = position
+            position += count
+        for i in range(n):
+            key = source[i]
+            digit = (key >> shift) & mask
+            p = histogram[d, digit]
+            histogram[d, digit] = p + 1
+            target[p] = key
+            target_rows[p] = source_rows[i]
+        source, target = target, source
+        source_rows, target_rows = target_rows, source_rows
+        passes += 1
+    return passes
+
+
+@njit(cache=True, nogil=True)
+def _presort(xj, out, keys, keys2, rows2, histogram, table_key, table_id, distinct,
+             ids, control):
+    """out[:n] = the rows 0 .. n-1 by increasing (xj[i], i), -0.0 equal to 0.0 and
+    NaN last, equal to each other: the order of numba's and numpy's stable argsort
+    of xj; each entry but the first carries NEW_VALUE (its sign bit) when its value
+    is not == to the previous entry's (`row = entry & ROW`).
+
+    Each value gets an order-preserving 64-bit key, and the rows are sorted by
+    `_radix_sort` of their keys; a column of at most distinct.shape[1] distinct
+    keys (found with the hash table table_key, table_id of twice that size, a power
+    of two) is sorted by the ranks of its keys instead, which takes fewer passes.
+    keys, keys2 (float64[n]), rows2 (int32[n]), histogram, distinct (uint64[2, m])
+    and ids (int32[3, m]) are scratch. Polls control[0] between passes and returns
+    False, `out` undefined, once it is nonzero."""
+    n = xj.shape[0]
+    for i in range(n):
+        value = xj[i]
+        keys[i] = 0.0 if value == 0.0 else value    # -0.0 sorts with 0.0
+    source = keys.view(np.uint64)
+    sign = np.uint64(1) << np.uint64(63)
+    nan_key = ~np.uint64(0)                         # above +inf
+    for i in range(n):
+        if keys[i] != keys[i]:
+            source[i] = nan_key
+        else:
+            key = source[i]
+            source[i] = ~key if key & sign else key | sign
+    if control[0] != 0.0:
+        return False
+
+    # The distinct keys, numbered by first occurrence into rows2, while they fit.
+    size = table_id.shape[0]
+    limit = distinct.shape[1]
+    hash_bits = 0
+    while (1 << hash_bits) < size:
+        hash_bits += 1
+    hash_shift = np.uint64(64 - hash_bits)
+    size_mask = np.uint64(size - 1)
+    for h in range(size):
+        table_id[h] = -1
+    n_distinct = 0
+    fits = True
+    digits = RADIX_PASSES
+    for i in range(n):
+        key = source[i]
+        h = (key * HASH_MULTIPLIER) >> hash_shift
+        number = table_id[h]
+        while number >= 0 and table_key[h] != key:
+            h = (h + np.uint64(1)) & size_mask
+            number = table_id[h]
+        if number < 0:
+            if n_distinct == limit:
+                fits = False
+                break
+            number = n_distinct
+            table_id[h] = number
+            table_key[h] = key
+            distinct[0, number] = key
+            n_distinct += 1
+        rows2[i] = number
+    if fits:
+        # Few distinct values: sort them, then the rows by the ranks of their
+        # keys, in one or two passes (ranks < 2^16).
+        for v in range(n_distinct):
+            ids[0, v] = v
+        passes = _radix_sort(distinct[0, :n_distinct], distinct[1, :n_distinct],
+                             ids[0, :n_distinct], ids[1, :n_distinct], RADIX_PASSES,
+                             histogram, control)
+        if passes < 0:
+            return False
+        by_rank = ids[passes % 2]               # the numbers by increasing key
+        rank = ids[2]
+        for r in range(n_distinct):
+            rank[by_rank[r]] = r
+        if n_distinct > 0 and distinct[passes % 2, n_distinct - 1] == nan_key:
+            nan_key = np.uint64(n_distinct - 1)
+        for i in range(n):
+            source[i] = rank[rows2[i]]
+        digits = 1
+        while n_distinct > 1 << (digits * RADIX_BITS):
+            digits += 1
+    for i in range(n):
+        out[i] = i
+    target = keys2.view(np.uint64)
+    passes = _radix_sort(source, target, out, rows2, digits, histogram, control)
+    if passes < 0:
+        return False
+    if passes % 2 == 1:
+        for i in range(n):
+            out[i] = rows2[i]
+        source = target
+    for p in range(1, n):                       # source: the sorted keys
+        if source[p] != source[p - 1] or source[p] == nan_key:
+            out[p] |= NEW_VALUE                 # (NaN != NaN)
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _columns(X, n_categories, binary, column, control):
+    """Split X by kind of feature: binary[j] = feature j is 0/1 (only 0.0 and 1.0
+    and not categorical), Xv (float64[features not 0/1, n]) holds the others
+    transposed and B (uint8[n, 0/1 features]) holds the 0/1 ones, as 0 and 1;
+    column[j] = the row of Xv or the column of B of feature j. Returns (Xv, B, done),
+    done False (Xv and B incomplete) when it saw control[0] != 0 (polled every
+    2^16 rows of each pass).
+
+    X is read by blocks of rows: a transposed copy walking X column by column would
+    take a cache line per element."""
+    n, n_features = X.shape
+    block = 256
+    candidates = 0
+    for j in range(n_features):
+        binary[j] = n_categories[j] == 0
+        candidates += binary[j]
+    i0 = 0
+    while i0 < n and candidates > 0:
+        if i0 % 65536 == 0 and control[0] != 0.0:
+            return np.empty((0, n)), np.empty((n, 0), dtype=np.uint8), False
+        i1 = min(i0 + block, n)
+        for i in range(i0, i1):
+            for j in range(n_features):
+                v = X[i, j]
+                binary[j] &= (v == 0.0) | (v == 1.0)
+        candidates = 0
+        for j in range(n_features):
+            candidates += binary[j]
+        i0 = i1
+    n_values = 0
+    n_bits = 0
+    for j in range(n_features):
+        if binary[j]:
+            column[j] = n_bits
+            n_bits += 1
+        else:
+            column[j] = n_values
+            n_values += 1
+    Xv = np.empty((n_values, n))
+    B = np.empty((n, n_bits), dtype=np.uint8)
+    for i0 in range(0, n, block):
+        if i0 % 65536 == 0 and control[0] != 0.0:
+            return Xv, B, False
+        i1 = min(i0 + block, n)
+        for j in range(n_features):
+            c = column[j]
+            if binary[j]:
+                for i in range(i0, i1):
+                    B[i, c] = X[i, j] != 0.0
+            else:
+                for i in range(i0, i1):
+                    Xv[c, i] = X[i, j]
+    return Xv, B, True
+
+
+@njit(cache=True, nogil=True)
+def _best_split(Xv, B, binary, column, n_categories, y, w, rows, total, n_classes,
+                min_leaf_weight, sorted_rows, slot, start, y8, w_same, control,
+                bit_left, bit_weight, cat_counts, cat_total, present, order, scratch,
+                key, best_subset):
+    """Best (feature, threshold) for the node holding `rows`; feature -1 if none,
+    -2 if control[0] became nonzero (polled before each feature).
 
     Minimising W_L * gini(L) + W_R * gini(R) = W - (sum_k L_k^2 / W_L + sum_k R_k^2 / W_R)
     is done by maximising the bracketed "proxy", which is exact and cheaper.
-    A 0/1 feature (`binary[j]`) has the single candidate 0.5, found by one counting
-    pass instead of a sort. A categorical feature (`n_categories[j] > 0`) is split
-    by `_best_subset`; when it wins, best_subset[:n_categories[feature]] holds the
-    left side and the threshold is 0.5.
+    A 0/1 feature (`binary[j]`, column B[:, column[j]]) has the single candidate
+    0.5: one pass over the rows counts the left side (value 0) of every 0/1 feature
+    at once into bit_left[k, column[j]] and bit_weight[column[j]]. A categorical
+    feature (`n_categories[j] > 0`) is split by `_best_subset`; when it wins,
+    best_subset[:n_categories[feature]] holds the left side and the threshold is
+    0.5. A continuous one (row Xv[column[j]]) is scanned along
+    sorted_rows[slot[j], start:start + n], the node's rows in presorted order,
+    which visits the rows in random order: it reads their classes from y8 (y as
+    uint8; empty when n_classes > 256) and, when every weight is w_same[0] (w_same
+    has 1 entry, else 0), takes that weight instead of reading w.
     """
     n = rows.shape[0]
-    values = np.empty(n)
     left = np.empty(n_classes)
     right_total = np.zeros(n_classes)
     for i in rows:
         right_total[y[i]] += w[i]
+    n_bits = B.shape[1]
+    if n_bits > 0:
+        if control[0] != 0.0:
+            return -2, 0.0
+        for k in range(n_classes):
+            for s in range(n_bits):
+                bit_left[k, s] = 0.0
+        for s in range(n_bits):
+            bit_weight[s] = 0.0
+        # Adding 0.0 for a row of value 1 leaves each sum (>= +0.0) as it is: the
+        # sums are those of the rows of value 0, in row order, without a branch.
+        for i in rows:
+            left_y = bit_left[y[i]]
+            w_i = w[i]
+            bits = B[i]
+            for s in range(n_bits):
+                add = w_i if bits[s] == 0 else 0.0
+                left_y[s] += add
+                bit_weight[s] += add
     best_feature = -1
     best_threshold = 0.0
     best_proxy = -np.inf
     tolerance = TIE_TOLERANCE * total
-    for j in range(Xt.shape[0]):
-        xj = Xt[j]
+    for j in range(binary.shape[0]):
+        if control[0] != 0.0:
+            return -2, 0.0
+        if binary[j]:
+            s = column[j]
+            for k in range(n_classes):
+                left[k] = bit_left[k, s]
+            w_left = bit_weight[s]
+            proxy = _proxy(left, right_total, w_left, total - w_left, n_classes,
+                           min_leaf_weight)
+            if proxy > best_proxy + tolerance:
+                best_proxy, best_feature, best_threshold = proxy, j, 0.5
+            continue
+        xj = Xv[column[j]]
         if n_categories[j] > 0:
             best_proxy, improved = _best_subset(
                 xj, n_categories[j], y, w, rows, right_total, total, n_classes,
@@ -326,36 +589,37 @@ def _best_split(Xt, binary, n_categories, y, w, rows, total, n_classes, min_leaf
             if improved:
                 best_feature, best_threshold = j, 0.5
             continue
-        if binary[j]:
-            left[:] = 0.0
-            w_left = 0.0
-            for i in rows:
-                if xj[i] == 0.0:
-                    left[y[i]] += w[i]
-                    w_left += w[i]
-            proxy = _proxy(left, right_total, w_left, total - w_left, n_classes,
-                           min_leaf_weight)
-            if proxy > best_proxy + tolerance:
-                best_proxy, best_feature, best_threshold = proxy, j, 0.5
-            continue
-        for p in range(n):
-            values[p] = xj[rows[p]]
-        order = np.argsort(values, kind="mergesort")
-        if values[order[0]] == values[order[n - 1]]:
+        # Candidates sit between consecutive entries whose values are not ==, which
+        # the entries' NEW_VALUE bits say without reading the values.
+        sorted_j = sorted_rows[slot[j]]
+        end = start + n
+        if xj[sorted_j[start] & ROW] == xj[sorted_j[end - 1] & ROW]:
             continue
         left[:] = 0.0
         w_left = 0.0
-        for p in range(n - 1):
-            i = rows[order[p]]
-            left[y[i]] += w[i]
-            w_left += w[i]
-            a = values[order[p]]
-            b = values[order[p + 1]]
-            if a == b:
+        small = y8.shape[0] > 0
+        same = w_same.shape[0] > 0
+        if same:
+            w_i = w_same[0]
+        i = sorted_j[start] & ROW
+        for p in range(start + 1, end):
+            if not same:
+                w_i = w[i]
+            if small:
+                left[y8[i]] += w_i
+            else:
+                left[y[i]] += w_i
+            w_left += w_i
+            entry = sorted_j[p]
+            previous = i
+            i = entry & ROW
+            if entry >= 0:
                 continue
             proxy = _proxy(left, right_total, w_left, total - w_left, n_classes,
                            min_leaf_weight)
             if proxy > best_proxy + tolerance:
+                a = xj[previous]
+                b = xj[i]
                 best_proxy = proxy
                 best_feature = j
                 best_threshold = a / 2.0 + b / 2.0
@@ -364,10 +628,12 @@ def _best_split(Xt, binary, n_categories, y, w, rows, total, n_classes, min_leaf
     return best_feature, best_threshold
 
 
-@njit(cache=True, nogil=True)
+@njit("void(int64[:, ::1], int64, int64, int64, int64, int64, int64)", cache=True,
+      nogil=True)
 def _push(stack, top, start, end, depth, parent, is_left):
     """stack[top] = (start, end, depth, parent, is_left), element by element: assigning
-    a tuple to an array row compiles a shape check that costs over a second."""
+    a tuple to an array row compiles a shape check that costs over a second. (One
+    signature: called with literals, it would be compiled once per combination.)"""
     stack[top, 0] = start
     stack[top, 1] = end
     stack[top, 2] = depth
@@ -382,10 +648,13 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control, n_categor
     X: float64[n, f] (0/1, continuous or category codes) or uint8[n, f] (0/1 or
     category codes), y: int64[n] classes in [0, n_classes), w: float64[n] >= 0
     instance weights, max_depth >= 0, min_leaf_weight: minimum total weight of each
-    child of a split, control: float64[k], polled once per node; control[0] != 0
-    stops growth and turns every pending node into a leaf. n_categories: int64[f],
-    0 for an ordinary feature, V > 0 for a categorical one whose column holds the
-    codes 0 .. V-1 (not checked: another value is undefined behaviour).
+    child of a split, control: float64[k]; control[0] != 0 stops growth and turns
+    every pending node (and the node being searched) into a leaf; it is polled once
+    per node and within the long passes (splitting X by kind of feature, the
+    presort, before each feature of a split search or of a partition).
+    n_categories: int64[f], 0 for an ordinary feature, V > 0 for a categorical one
+    whose column holds the codes 0 .. V-1 (not checked: another value is undefined
+    behaviour). At most 2^31 - 1 rows (ValueError).
 
     Returns (feature int32[m], threshold float64[m], left int32[m], right int32[m],
     value float64[m, n_classes], subset uint8[m, Vmax], stopped bool), with
@@ -398,23 +667,17 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control, n_categor
     total weight of class k among the training rows reaching the node, for every
     node.
     """
-    n = X.shape[0]
-    Xt = np.ascontiguousarray(X.T)
-    n_features = Xt.shape[0]
+    n, n_features = X.shape
     if n_categories.shape[0] != n_features:
         raise ValueError("n_categories needs one entry per feature")
+    if n > 2147483647:
+        raise ValueError("grow_tree takes at most 2**31 - 1 rows")
+    binary = np.empty(n_features, dtype=np.bool_)
+    column = np.empty(n_features, dtype=np.int64)
+    Xv, B, ready = _columns(X, n_categories, binary, column, control)
     v_max = 1
     for j in range(n_features):
         v_max = max(v_max, n_categories[j])
-    binary = np.ones(n_features, dtype=np.bool_)
-    for j in range(n_features):
-        if n_categories[j] > 0:
-            binary[j] = False
-            continue
-        for i in range(n):
-            if Xt[j, i] != 0.0 and Xt[j, i] != 1.0:
-                binary[j] = False
-                break
     # A split leaves at least one row on each side, so there are at most n leaves.
     capacity = max(2 * n - 1, 1)
     if max_depth < 62:
@@ -433,16 +696,43 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control, n_categor
     scratch = np.empty(v_max, dtype=np.int64)
     key = np.empty(v_max)
     best_subset = np.zeros(v_max, dtype=np.uint8)
+    # Scratch of the 0/1 features.
+    bit_left = np.empty((n_classes, B.shape[1]))
+    bit_weight = np.empty(B.shape[1])
 
     # Each node owns the segment rows[start:end]; splitting partitions it in place.
     rows = np.arange(n)
     buffer = np.empty(n, dtype=np.int64)
+    # Continuous feature j owns the row sorted_rows[slot[j]], the same segments in
+    # presorted order (sorted at the root, partitioned like `rows`).
+    slot = np.full(n_features, -1, dtype=np.int64)
+    n_sorted = 0
+    for j in range(n_features):
+        if n_categories[j] == 0 and not binary[j]:
+            slot[j] = n_sorted
+            n_sorted += 1
+    sorted_rows = np.empty((0, n), dtype=np.int32)      # allocated when the root splits
+    sorted_buffer = np.empty(0, dtype=np.int32)
+    goes_left = np.empty(n, dtype=np.bool_)
+    # The scans of the presorted rows read y and w in random order: y8 is y in an
+    # eighth of the memory, and w_same = [w] when every weight is w (`==`; the sums
+    # are the same as with w[i]: equal numbers added in the same order, from +0.0).
+    y8 = np.empty(n if n_classes <= 256 else 0, dtype=np.uint8)
+    for i in range(y8.shape[0]):
+        y8[i] = y[i]
+    w_same = np.empty(1)
+    for i in range(n):
+        if i == 0:
+            w_same[0] = w[0]
+        elif w[i] != w_same[0]:
+            w_same = np.empty(0)
+            break
     # Pending nodes: (start, end, depth, parent, is_left child of parent).
     stack = np.empty((capacity + 1, 5), dtype=np.int64)
     _push(stack, 0, 0, n, 0, -1, 0)
     top = 1
     m = 0
-    stopped = False
+    stopped = not ready
     while top > 0:
         top -= 1
         start, end, depth, parent, is_left = stack[top]
@@ -468,10 +758,37 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control, n_categor
             or _gini(counts, total) <= PURE_TOLERANCE
         ):
             continue
+        if node == 0 and n_sorted > 0:
+            sorted_rows = np.empty((n_sorted, n), dtype=np.int32)
+            sorted_buffer = np.empty(n, dtype=np.int32)
+            # Scratch of the presort.
+            keys = np.empty(n)
+            keys2 = np.empty(n)
+            histogram = np.empty((RADIX_PASSES, 1 << RADIX_BITS), dtype=np.int64)
+            size = 2
+            while size < 2 * n and size < 2 * DISTINCT_MAX:
+                size *= 2
+            table_key = np.empty(size, dtype=np.uint64)
+            table_id = np.empty(size, dtype=np.int32)
+            distinct = np.empty((2, size // 2), dtype=np.uint64)
+            ids = np.empty((3, size // 2), dtype=np.int32)
+            for j in range(n_features):
+                if slot[j] >= 0 and not _presort(
+                        Xv[column[j]], sorted_rows[slot[j]], keys, keys2, sorted_buffer,
+                        histogram, table_key, table_id, distinct, ids, control):
+                    stopped = True
+                    break
+            if stopped:
+                continue
         best_feature, best_threshold = _best_split(
-            Xt, binary, n_categories, y, w, segment, total, n_classes, min_leaf_weight,
-            cat_counts, cat_total, present, order, scratch, key, best_subset
+            Xv, B, binary, column, n_categories, y, w, segment, total, n_classes,
+            min_leaf_weight, sorted_rows, slot, start, y8, w_same, control,
+            bit_left, bit_weight, cat_counts, cat_total, present, order, scratch,
+            key, best_subset
         )
+        if best_feature == -2:
+            stopped = True
+            continue
         if best_feature < 0:
             continue
         feature[node] = best_feature
@@ -480,22 +797,52 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control, n_categor
         for v in range(n_cat):
             subset[node, v] = best_subset[v]
 
-        # Stable partition: rows going left first, then rows going right.
-        xj = Xt[best_feature]
+        # Stable partition: rows going left first, then rows going right (written
+        # to both sides and kept by advancing one, without a branch).
+        c = column[best_feature]
         n_left = 0
         n_right = 0
         for i in segment:
-            if n_cat > 0:
-                goes_left = subset[node, int(xj[i])] != 0
+            if binary[best_feature]:
+                side = B[i, c] == 0
+            elif n_cat > 0:
+                side = subset[node, int(Xv[c, i])] != 0
             else:
-                goes_left = xj[i] <= best_threshold
-            if goes_left:
-                segment[n_left] = i
-                n_left += 1
-            else:
-                buffer[n_right] = i
-                n_right += 1
+                side = Xv[c, i] <= best_threshold
+            goes_left[i] = side
+            segment[n_left] = i
+            buffer[n_right] = i
+            n_left += side
+            n_right += 1 - side
         ks.copy_prefix(segment[n_left:], buffer, n_right)
+        if depth + 1 < max_depth:       # the children may split: keep their orders
+            # The same stable partition of each presorted segment; an entry gets
+            # NEW_VALUE when a value change lies between it and the previous entry
+            # of its side (`change_left`, `change_right`: one since that entry).
+            for f in range(n_sorted):
+                if control[0] != 0.0:       # the children will be leaves
+                    stopped = True
+                    break
+                sorted_f = sorted_rows[f]
+                n_left_f = start
+                n_right_f = 0
+                change_left = np.int32(0)
+                change_right = np.int32(0)
+                for p in range(start, end):
+                    entry = sorted_f[p]
+                    row = entry & ROW
+                    change_left |= entry & NEW_VALUE
+                    change_right |= entry & NEW_VALUE
+                    side = goes_left[row]
+                    sorted_f[n_left_f] = row | change_left
+                    sorted_buffer[n_right_f] = row | change_right
+                    n_left_f += side
+                    n_right_f += 1 - side
+                    keep_left = np.int32(side) - np.int32(1)    # 0 if side else -1
+                    change_left &= keep_left
+                    change_right &= ~keep_left
+                for q in range(n_right_f):
+                    sorted_f[n_left_f + q] = sorted_buffer[q]
 
         # Push the right child first so the left subtree is numbered first.
         _push(stack, top, start + n_left, end, depth + 1, node, 0)
