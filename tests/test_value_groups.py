@@ -168,3 +168,18 @@ def test_a_small_column_keeps_a_test_per_value():
     y = (codes < 3).astype(np.int64)
     groups = value_groups("c", values, codes, y, np.ones(800), 2, route=False)
     assert {f.value for f in groups if f.op == EQ} == set(values)
+
+
+def test_a_matrix_that_would_not_fit_is_refused_before_it_is_built(monkeypatch):
+    """Issue 33: one sentence with what to try instead of minutes of swapping."""
+    import importlib
+
+    from engine.errors import DataError
+    preparing = importlib.import_module("engine.featurize.prepare")
+    frame = table(500, seed=3)
+    monkeypatch.setattr(preparing, "available_memory", lambda: 10_000)
+    with pytest.raises(DataError, match=r"would take .* GB, more than this computer has "
+                                        r"free .*: use fewer columns"):
+        prepare(raw(frame))
+    monkeypatch.setattr(preparing, "available_memory", lambda: None)
+    assert prepare(raw(frame)).n_rows == 500

@@ -9,6 +9,7 @@ tests, the route `auto` takes to Blossom.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 import numpy as np
@@ -81,7 +82,9 @@ def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
                         "different values, which looks like a measurement rather than a "
                         "class: choose the class column (--target).")
     _doubt_target(target, prep.class_names, report)
-    X = prep.transform(table, progress, np.uint8 if prep.all_binary else np.float64)
+    dtype = np.uint8 if prep.all_binary else np.float64
+    _check_room(len(table), len(prep.features), np.dtype(dtype).itemsize)
+    X = prep.transform(table, progress, dtype)
     data = Dataset(X, prep.labels(table[target]), np.ones(len(table)), prep, report)
     if options.remove_redundant:
         progress("removing redundant features", None)
@@ -129,6 +132,42 @@ def binarized(data: Dataset, spec: str, depth: int | None = None,
     X = np.column_stack(columns).astype(np.uint8 if binary else np.float64) if columns \
         else np.zeros((data.n_rows, 0), np.uint8)
     return Dataset(X, data.y, data.w, prep, data.report, data.counts, data.class_weights)
+
+
+# The feature matrix may take at most this share of the memory available now (the
+# solvers need room of their own).
+MATRIX_SHARE = 0.6
+
+
+def _check_room(rows: int, features: int, itemsize: int) -> None:
+    """Refuse, in one sentence with what to try, a feature matrix that would not fit
+    in the memory available, before building it (rather than swapping for minutes or
+    being killed)."""
+    needed = rows * features * itemsize
+    free = available_memory()
+    if free is None or needed <= MATRIX_SHARE * free:
+        return
+    raise DataError(
+        f"The {features:,} features of {rows:,} rows would take {needed / 2**30:.1f} GB, "
+        f"more than this computer has free ({free / 2**30:.1f} GB): use fewer columns "
+        "(--ignore, or “Use as: ignore”), fewer thresholds (--binarize quantile:4) or "
+        "a sample of the rows.")
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available now, None where unknown: Linux's MemAvailable (free
+    memory plus the file cache it can drop), else the free pages (macOS)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def _nothing_left(ignored: dict[str, str]) -> str:
