@@ -365,39 +365,34 @@ def _radix_sort(source, target, source_rows, target_rows, digits, histogram, con
 
 
 @njit(cache=True, nogil=True)
-def _presort(xj, out, keys, keys2, rows2, histogram, table_key, table_id, distinct,
-             ids, control):
+def _presort(xj, out, keys, keys2, rows2, histogram, table_key, table_id, values,
+             codes, scratch, control):
     """out[:n] = the rows 0 .. n-1 by increasing (xj[i], i), -0.0 equal to 0.0 and
     NaN last, equal to each other: the order of numba's and numpy's stable argsort
     of xj; each entry but the first carries NEW_VALUE (its sign bit) when its value
     is not == to the previous entry's (`row = entry & ROW`).
 
-    Each value gets an order-preserving 64-bit key, and the rows are sorted by
-    `_radix_sort` of their keys; a column of at most distinct.shape[1] distinct
-    keys (found with the hash table table_key, table_id of twice that size, a power
-    of two) is sorted by the ranks of its keys instead, which takes fewer passes.
-    keys, keys2 (float64[n]), rows2 (int32[n]), histogram, distinct (uint64[2, m])
-    and ids (int32[3, m]) are scratch. Polls control[0] between passes and returns
+    The rows are sorted by `_radix_sort` of an order-preserving 64-bit key of their
+    values or, when the column has at most values.shape[0] distinct values (found
+    with the hash table table_key (int64), table_id (int32) of twice that size, a
+    power of two), of the ranks of their values, which takes one or two passes
+    instead of six. keys, keys2 (float64[n]), rows2 (int32[n]), histogram, values
+    (float64[m]), codes and scratch (int64[m]) are scratch. Polls control[0] between passes and returns
     False, `out` undefined, once it is nonzero."""
     n = xj.shape[0]
     for i in range(n):
         value = xj[i]
+        if value != value:
+            value = np.nan                          # one NaN
         keys[i] = 0.0 if value == 0.0 else value    # -0.0 sorts with 0.0
     source = keys.view(np.uint64)
-    sign = np.uint64(1) << np.uint64(63)
-    nan_key = ~np.uint64(0)                         # above +inf
-    for i in range(n):
-        if keys[i] != keys[i]:
-            source[i] = nan_key
-        else:
-            key = source[i]
-            source[i] = ~key if key & sign else key | sign
-    if control[0] != 0.0:
-        return False
+    nan_key = ~np.uint64(0)                         # the key of NaN, above +inf
+    digits = RADIX_PASSES
 
-    # The distinct keys, numbered by first occurrence into rows2, while they fit.
+    # The distinct values, numbered by first occurrence into rows2, while they fit.
+    hash_keys = table_key.view(np.uint64)
     size = table_id.shape[0]
-    limit = distinct.shape[1]
+    limit = values.shape[0]
     hash_bits = 0
     while (1 << hash_bits) < size:
         hash_bits += 1
@@ -407,12 +402,11 @@ def _presort(xj, out, keys, keys2, rows2, histogram, table_key, table_id, distin
         table_id[h] = -1
     n_distinct = 0
     fits = True
-    digits = RADIX_PASSES
     for i in range(n):
         key = source[i]
         h = (key * HASH_MULTIPLIER) >> hash_shift
         number = table_id[h]
-        while number >= 0 and table_key[h] != key:
+        while number >= 0 and hash_keys[h] != key:
             h = (h + np.uint64(1)) & size_mask
             number = table_id[h]
         if number < 0:
@@ -421,31 +415,42 @@ def _presort(xj, out, keys, keys2, rows2, histogram, table_key, table_id, distin
                 break
             number = n_distinct
             table_id[h] = number
-            table_key[h] = key
-            distinct[0, number] = key
+            hash_keys[h] = key
+            values[number] = keys[i]
             n_distinct += 1
         rows2[i] = number
+    if control[0] != 0.0:
+        return False
     if fits:
-        # Few distinct values: sort them, then the rows by the ranks of their
-        # keys, in one or two passes (ranks < 2^16).
+        # Rank the distinct values (NaN last), then key each row by its rank.
+        n_numbers = np.int64(0)     # not a literal 0: _sort_codes compiled once
+        nan_number = -1
         for v in range(n_distinct):
-            ids[0, v] = v
-        passes = _radix_sort(distinct[0, :n_distinct], distinct[1, :n_distinct],
-                             ids[0, :n_distinct], ids[1, :n_distinct], RADIX_PASSES,
-                             histogram, control)
-        if passes < 0:
-            return False
-        by_rank = ids[passes % 2]               # the numbers by increasing key
-        rank = ids[2]
-        for r in range(n_distinct):
-            rank[by_rank[r]] = r
-        if n_distinct > 0 and distinct[passes % 2, n_distinct - 1] == nan_key:
-            nan_key = np.uint64(n_distinct - 1)
+            if values[v] != values[v]:
+                nan_number = v
+            else:
+                codes[n_numbers] = v
+                n_numbers += 1
+        _sort_codes(codes, scratch, values, n_numbers)
+        rank = scratch                              # by number
+        for r in range(n_numbers):
+            rank[codes[r]] = r
+        if nan_number >= 0:
+            rank[nan_number] = n_numbers
+            nan_key = np.uint64(n_numbers)
         for i in range(n):
             source[i] = rank[rows2[i]]
         digits = 1
         while n_distinct > 1 << (digits * RADIX_BITS):
             digits += 1
+    else:
+        sign = np.uint64(1) << np.uint64(63)
+        for i in range(n):
+            if keys[i] != keys[i]:
+                source[i] = nan_key
+            else:
+                key = source[i]
+                source[i] = ~key if key & sign else key | sign
     for i in range(n):
         out[i] = i
     target = keys2.view(np.uint64)
@@ -768,14 +773,15 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control, n_categor
             size = 2
             while size < 2 * n and size < 2 * DISTINCT_MAX:
                 size *= 2
-            table_key = np.empty(size, dtype=np.uint64)
+            table_key = np.empty(size, dtype=np.int64)
             table_id = np.empty(size, dtype=np.int32)
-            distinct = np.empty((2, size // 2), dtype=np.uint64)
-            ids = np.empty((3, size // 2), dtype=np.int32)
+            values = np.empty(size // 2)
+            codes = np.empty(size // 2, dtype=np.int64)
+            codes2 = np.empty(size // 2, dtype=np.int64)
             for j in range(n_features):
                 if slot[j] >= 0 and not _presort(
                         Xv[column[j]], sorted_rows[slot[j]], keys, keys2, sorted_buffer,
-                        histogram, table_key, table_id, distinct, ids, control):
+                        histogram, table_key, table_id, values, codes, codes2, control):
                     stopped = True
                     break
             if stopped:
@@ -801,7 +807,7 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control, n_categor
         # to both sides and kept by advancing one, without a branch).
         c = column[best_feature]
         n_left = 0
-        n_right = 0
+        n_right = np.int64(0)       # not a literal 0: copy_prefix compiled once
         for i in segment:
             if binary[best_feature]:
                 side = B[i, c] == 0
