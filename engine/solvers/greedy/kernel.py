@@ -633,12 +633,10 @@ def _best_split(Xv, B, binary, column, n_categories, y, w, rows, total, n_classe
     return best_feature, best_threshold
 
 
-@njit("void(int64[:, ::1], int64, int64, int64, int64, int64, int64)", cache=True,
-      nogil=True)
+@njit(cache=True, nogil=True)
 def _push(stack, top, start, end, depth, parent, is_left):
     """stack[top] = (start, end, depth, parent, is_left), element by element: assigning
-    a tuple to an array row compiles a shape check that costs over a second. (One
-    signature: called with literals, it would be compiled once per combination.)"""
+    a tuple to an array row compiles a shape check that costs over a second."""
     stack[top, 0] = start
     stack[top, 1] = end
     stack[top, 2] = depth
