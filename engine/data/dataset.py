@@ -1,9 +1,10 @@
-"""From a raw table to the weighted training set every solver receives.
+"""The weighted training set every solver receives, and what was done to make it.
 
-`prepare` applies the user's choices (target, ignored columns, column kinds, missing
-values, binarisation) and records in a `PrepReport` everything it changed, so nothing
-happens silently.  `merge_duplicates` and `drop_inconsistent` implement the data
-preprocessing of the Blossom paper (Section 4.3) for any solver that wants it.
+`Dataset` (matrix, classes, weights, recipe, report), the user's choices
+(`PrepOptions`) and the `PrepReport` of everything preparation changed, so nothing
+happens silently; `engine.featurize.prepare` makes a Dataset from a raw table.
+`merge_duplicates` and `drop_inconsistent` implement the data preprocessing of the
+Blossom paper (Section 4.3) for any solver that wants it.
 """
 
 from __future__ import annotations
@@ -11,15 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-import pandas as pd
 
 from engine.data import blocks
-from engine.data.class_weights import class_factors
-from engine.data.columns import USABLE_KINDS, ColumnKind, choose_target, parse_column
-from engine.data.csv_reader import RawTable
-from engine.data.features import LE, NUM, Feature
+from engine.data.columns import ColumnKind
 from engine.data.preprocessing import Preprocessing
-from engine.errors import DataError, Progress
 
 # A "class" column with more distinct values than this share of rows (and more than
 # MANY_CLASSES) is a mistake: `prepare` refuses it.
