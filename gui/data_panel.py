@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 MISSING_POLICIES = (
-    ("route", "Route: each test decides where they go"),
+    ("route", "Route: each test chooses a side"),
     ("impute", "Fill in (median / most frequent)"),
     ("drop", "Drop rows with missing cells"),
     ("indicator", "Fill in + “is missing” feature"),
