@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -197,3 +198,9 @@ def test_the_matrix_is_the_same_whatever_the_stage_it_is_built_in(monkeypatch):
         built.append(data.prep.transform(rows, dtype=np.uint8))
     assert data.prep.all_binary and built[0].flags.c_contiguous
     assert all(np.array_equal(built[0], X) for X in built[1:])
+    # a column's features need not be adjacent (an edited or older model)
+    order = np.random.default_rng(0).permutation(data.n_features)
+    shuffled = replace(data.prep, features=[data.prep.features[j] for j in order])
+    for stage in (1, 900 * 3, 1 << 26):
+        monkeypatch.setattr(preprocessing, "STAGE_BYTES", stage)
+        assert np.array_equal(shuffled.transform(rows, dtype=np.uint8), built[0][:, order])

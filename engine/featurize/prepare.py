@@ -21,7 +21,7 @@ from engine.data.columns import USABLE_KINDS, ColumnKind, choose_target, parse_c
 from engine.data.csv_reader import RawTable
 from engine.data.dataset import (MANY_CLASSES, MANY_NUMBER_CLASSES, MAX_CLASSES_PER_ROWS,
                                  Dataset, PrepOptions, PrepReport, drop_inconsistent,
-                                 merge_duplicates, remove_redundant_features)
+                                 merge_duplicates)
 from engine.data.features import LE, NUM, Feature
 from engine.data.preprocessing import Binarization
 from engine.errors import DataError, Progress
@@ -132,6 +132,18 @@ def binarized(data: Dataset, spec: str, depth: int | None = None,
     X = np.column_stack(columns).astype(np.uint8 if binary else np.float64) if columns \
         else np.zeros((data.n_rows, 0), np.uint8)
     return Dataset(X, data.y, data.w, prep, data.report, data.counts, data.class_weights)
+
+
+def remove_redundant_features(data: Dataset) -> Dataset:
+    """Drop binary features that are constant, or equal / complementary to an earlier one."""
+    from engine.solvers.binary_columns import redundant_columns  # numba: loaded when used
+    drop = redundant_columns(data.X, [j for j, f in enumerate(data.features) if f.binary])
+    if not drop:
+        return data
+    keep = [j for j in range(data.n_features) if j not in drop]
+    report = replace(data.report, redundant_features=data.report.redundant_features
+                     + len(drop))
+    return Dataset(data.X[:, keep], data.y, data.w, data.prep.without_features(drop), report)
 
 
 # The feature matrix may take at most this share of the memory available now (the

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.data.dataset import redundant_columns, row_groups
+from engine.data.dataset import row_groups
 from engine.errors import DataError
+from engine.solvers.binary_columns import redundant_columns
 
 
 class BinaryRows:
@@ -50,14 +51,14 @@ class BinaryRows:
         else:
             self.fmap = np.arange(F, dtype=np.int64)
         progress(stage, 0.4)
-        self.X = np.ascontiguousarray(Xp[:, self.fmap])
+        self.X = Xp if len(self.fmap) == F else np.take(Xp, self.fmap, axis=1)
         progress(stage, 0.5)
         if len(self.X):
-            first, self.group = row_groups(self.X)
+            first, self.group = row_groups(self.X, lexicographic=False)
         else:
             first, self.group = np.zeros(0, np.int64), np.zeros(0, np.int64)
         progress(stage, 0.9)
-        self.vectors = self.X[first]
+        self.vectors = _rows(self.X, first)
         # (np.add.at would take half a second on two million rows)
         self.V = np.bincount(self.group * K + self.y, weights=self.w,
                              minlength=len(first) * K).reshape(len(first), K)
@@ -82,10 +83,23 @@ class BinaryRows:
         gi, ki = np.nonzero(V > 0)
         return gi, ki, V[gi, ki], offset, residual
 
+    def vectors_at(self, gi: np.ndarray) -> np.ndarray:
+        """`vectors[gi]` (see `_rows`)."""
+        return _rows(self.vectors, gi)
+
     def stats(self, rows_used: int, offset: float) -> dict:
         return {"rows": self.n_rows, "rows_used": rows_used, "distinct_rows": len(self.V),
                 "features": int(self.n_features), "features_used": len(self.fmap),
                 "inconsistent_offset": offset, "unavoidable_error": self.unavoidable}
+
+
+def _rows(X: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """`X[index]`, without a copy when `index` lists every row in order: every row
+    distinct and of one class, the usual case on millions of rows with continuous
+    features, where a copy costs seconds and the matrix's size again."""
+    if len(index) == len(X) and np.array_equal(index, np.arange(len(X))):
+        return X
+    return X[index]
 
 
 def bound_weights(groups: np.ndarray, residual: np.ndarray) -> np.ndarray:

@@ -25,6 +25,7 @@ import numpy as np
 
 from engine.model.tree import Tree
 from engine.solvers import kernel_support as ks
+from engine.solvers.binary_columns import transposed
 from engine.solvers.binary_rows import BinaryRows, bound_weights, exactness
 from engine.solvers.blossom import cache, parallel
 from engine.solvers.blossom.kernel import (
@@ -68,15 +69,16 @@ class Problem:
         self.lower_bound = rows.unavoidable
         if preprocess:
             gi, ki, self.w, self.offset, residual = rows.merged(subtract_least=True)
-            self.X = np.ascontiguousarray(rows.vectors[gi], dtype=np.uint8)
+            self.X = rows.vectors_at(gi)
             self.y = ki.astype(np.int64)
             self.lbw = bound_weights(gi, residual)
-            self.distinct_train = len(np.unique(gi))
+            # gi is sorted (np.nonzero's row-major order)
+            self.distinct_train = int(len(gi) and 1 + np.count_nonzero(np.diff(gi)))
         else:
             self.X, self.y, self.w, self.offset = rows.X, rows.y, rows.w, 0.0
             self.lbw = bound_weights(rows.group, rows.residual)
             self.distinct_train = len(rows.V)
-        self.Xt = np.ascontiguousarray(self.X.T)
+        self.Xt = transposed(self.X)
         self.exact, self.eps = exactness(self.w, self.lbw)
         if self.exact and self.w.sum() + self.lbw.sum() < 2 ** 31 - 1:
             # integer counts: exact, and twice as many per vector instruction

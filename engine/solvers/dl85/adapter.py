@@ -84,7 +84,7 @@ class Problem:
         stage = "laying out the rows for the solver"
         gi, ki, weights, self.offset, residual = rows.merged(subtract_least=self.reduced)
         progress(stage, 0.0)
-        Xr = rows.vectors[gi]
+        Xr = rows.vectors_at(gi)
         self.y = ki.astype(np.int64)
         self.lbw = bound_weights(gi, residual)
         self.has_lbw = bool((self.lbw > 0).any())

@@ -42,10 +42,11 @@ from typing import ClassVar
 import numpy as np
 from pysat.solvers import Solver as SatSolver
 
-from engine.data.dataset import redundant_columns, row_groups
+from engine.data.dataset import row_groups
 from engine.errors import DataError
 from engine.model.tree import Tree
 from engine.solvers import kernel_support as ks
+from engine.solvers.binary_columns import redundant_columns
 from engine.solvers.protocol import Param, Result, Solver, Status
 from engine.solvers.registry import register
 from engine.solvers.sat.encoding import (
