@@ -30,6 +30,28 @@ def test_factorize_equals_pandas(values):
 
 
 @settings(max_examples=200, deadline=None)
+@given(CELLS, st.lists(st.booleans(), min_size=60, max_size=60))
+def test_coded_cells_factorize_and_miss_as_their_text(values, keep):
+    """A coded (categorical) column gives the same missing cells, codes and values
+    as its text; on a subset of its rows, the same cells and only the values still
+    present (in the first rows' order, which may not be the subset's)."""
+    cells = pd.Series(values, dtype=object, name="c")
+    coded = blocks.coded(cells)
+    assert coded.name == "c" and isinstance(coded.dtype, pd.CategoricalDtype)
+    assert blocks.missing(coded).tolist() == blocks.missing(cells).tolist()
+    assert [x.tolist() for x in blocks.factorize(coded)] == \
+        [x.tolist() for x in blocks.factorize(cells)]
+    mask = np.array(keep[:len(values)], dtype=bool)
+    subset = pd.Series(coded.array[mask])
+    assert blocks.missing(subset).tolist() == blocks.missing(cells[mask]).tolist()
+    codes, uniques = blocks.factorize(subset)
+    expected_codes, expected_uniques = blocks.factorize(cells[mask])
+    decoded = [uniques[c] if c >= 0 else None for c in codes]
+    assert decoded == [expected_uniques[c] if c >= 0 else None for c in expected_codes]
+    assert sorted(uniques) == sorted(expected_uniques)
+
+
+@settings(max_examples=200, deadline=None)
 @given(CELLS, st.lists(st.integers(0, 59), max_size=40))
 def test_blockwise_missing_and_take(values, positions):
     cells = pd.Series(values, dtype=object)

@@ -69,12 +69,43 @@ def blockwise(function: Callable, cells: pd.Series | np.ndarray,
 
 def missing(cells: pd.Series | np.ndarray) -> np.ndarray:
     """Boolean mask of missing cells (None or NaN)."""
+    categories = _categorical(cells)
+    if categories is not None:
+        return categories.codes < 0
     return blockwise(pd.isna, cells, bool)
+
+
+def coded(cells: pd.Series) -> pd.Series:
+    """`cells` as a categorical Series (codes into its distinct values, -1 where
+    missing): text cells are hashed once here, and `missing` and `factorize` on the
+    result are array operations (factorizing 3 million text cells takes about a
+    second each time; preparation used to do it three times a column)."""
+    codes, values = factorize(cells)
+    categories = pd.Index(values, dtype=object)
+    return pd.Series(pd.Categorical.from_codes(codes, categories=categories),
+                     name=cells.name)
+
+
+def _categorical(cells) -> pd.Categorical | None:
+    if isinstance(cells, pd.Series) and isinstance(cells.dtype, pd.CategoricalDtype):
+        return cells.array
+    return None
 
 
 def factorize(cells) -> tuple[np.ndarray, np.ndarray]:
     """`pd.factorize(cells)`: codes into the distinct values in order of first
-    appearance, -1 for a missing cell, and those values (an object array)."""
+    appearance, -1 for a missing cell, and those values (an object array).
+
+    A categorical Series (`coded`) keeps its categories' order (for one made by
+    `coded` from these rows, the order of first appearance) and only those present."""
+    categories = _categorical(cells)
+    if categories is not None:
+        codes = categories.codes.astype(np.int64)
+        used = np.flatnonzero(np.bincount(codes[codes >= 0],
+                                          minlength=len(categories.categories)))
+        recode = np.full(len(categories.categories) + 1, -1, dtype=np.int64)
+        recode[used] = np.arange(len(used))     # the last entry keeps -1 at -1
+        return recode[codes], np.asarray(categories.categories, dtype=object)[used]
     if not isinstance(cells, pd.Series):
         cells = np.asarray(cells, dtype=object)
     codes = np.empty(len(cells), dtype=np.int64)

@@ -86,7 +86,7 @@ def _to_float(cells: pd.Series) -> np.ndarray:
     table) has each different text parsed once: hashing a cell costs a third of
     parsing it."""
     codes, uniques = blocks.factorize(cells)
-    if len(uniques) <= len(cells) // 4:
+    if len(uniques) <= len(cells) // 4 or isinstance(cells.dtype, pd.CategoricalDtype):
         numbers = pd.to_numeric(pd.Series(uniques, dtype=object), errors="coerce")
         return np.append(numbers.to_numpy(dtype=np.float64), np.nan)[codes]
     return blocks.blockwise(lambda part: pd.to_numeric(part, errors="coerce"), cells,
@@ -113,8 +113,9 @@ ID_DISTINCT_SHARE = 0.9
 ID_MIN_ROWS = 20
 
 
-def _looks_like_id(present: np.ndarray, numeric: bool, n_distinct: int) -> bool:
-    """Row numbers, codes or names rather than a feature.
+def _looks_like_id(n_present: int, n_distinct: int, numbers: np.ndarray | None) -> bool:
+    """Row numbers, codes or names rather than a feature (`numbers`: the present
+    values of a numeric column, None for text).
 
     Text: at least `ID_MIN_ROWS` present cells of which at least `ID_DISTINCT_SHARE`
     (90%) are different values (an animal's name in a 100-row table with a few
@@ -123,13 +124,13 @@ def _looks_like_id(present: np.ndarray, numeric: bool, n_distinct: int) -> bool:
     a nearly unique measurement (a price, a weight) is a good continuous feature.
     The user can still use such a column (the GUI's column table, `--categorical`).
     """
-    if len(present) < ID_MIN_ROWS:
+    if n_present < ID_MIN_ROWS:
         return False
-    if not numeric:
-        return n_distinct >= ID_DISTINCT_SHARE * len(present)
-    if n_distinct < len(present):
+    if numbers is None:
+        return n_distinct >= ID_DISTINCT_SHARE * n_present
+    if n_distinct < n_present:
         return False
-    values = np.sort(present)
+    values = np.sort(numbers)
     integral = np.all(values == np.round(values))
     return bool(integral and np.all(np.diff(values) == 1))
 
@@ -144,19 +145,14 @@ def parse_column(cells: pd.Series) -> tuple[ColumnInfo, np.ndarray | None]:
     (NaN where missing): preparation reuses them instead of parsing the text again."""
     missing = blocks.missing(cells)
     numbers = _parse_numbers(cells, missing)
-    if numbers is not None:
-        present = numbers[~missing]
-        n_distinct = _count_distinct(present)
-    else:
-        present = cells.to_numpy(dtype=object)
-        if missing.any():
-            present = present[~missing]
-        n_distinct = len(blocks.factorize(present)[1])
+    present = None if numbers is None else numbers[~missing]
+    n_distinct = (len(blocks.factorize(cells)[1]) if present is None
+                  else _count_distinct(present))
     if n_distinct <= 1:
         kind = ColumnKind.CONSTANT
     elif n_distinct == 2:
         kind = ColumnKind.BINARY
-    elif _looks_like_id(present, numbers is not None, n_distinct):
+    elif _looks_like_id(len(cells) - int(missing.sum()), n_distinct, present):
         kind = ColumnKind.ID
     else:
         kind = ColumnKind.NUMERIC if numbers is not None else ColumnKind.CATEGORICAL

@@ -65,8 +65,7 @@ def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
         report.cells_routed = int(absent.sum())
     else:
         report.cells_imputed = int(absent.sum())
-    table = pd.DataFrame({name: np.asarray(cells)[keep]
-                          for name, (_, cells) in columns.items()})
+    table = pd.DataFrame({name: cells[keep] for name, (_, cells) in columns.items()})
     table[target] = frame[target].to_numpy()[keep]
     if len(table) == 0:
         raise DataError("No rows are left after removing rows with missing values.")
@@ -216,7 +215,7 @@ def _no_progress(stage: str, fraction: float | None = None) -> None:
 def _typed_inputs(frame: pd.DataFrame, target: str, options: PrepOptions,
                   report: PrepReport, progress: Progress):
     """The input columns to use: name -> (kind, cells), numeric ones already parsed
-    to floats, and name -> missing mask."""
+    to floats, text ones coded (a pandas Categorical), and name -> missing mask."""
     columns, missing = {}, {}
     names = [name for name in frame.columns if name != target]
     for position, name in enumerate(names):
@@ -224,14 +223,14 @@ def _typed_inputs(frame: pd.DataFrame, target: str, options: PrepOptions,
         if name in options.ignore:
             report.ignored_columns[name] = "as asked"
             continue
-        cells = frame[name]
+        cells = blocks.coded(frame[name])   # each text hashed once from here on
         info, numbers = parse_column(cells)
         kind = options.kinds.get(name, info.kind)
         if kind == ColumnKind.NUMERIC and not info.numeric:
             raise DataError(f"Column '{name}' cannot be numeric: it holds text.")
         if kind in USABLE_KINDS and info.n_distinct >= 2:
             typed = kind in (ColumnKind.NUMERIC, ColumnKind.BINARY) and numbers is not None
-            columns[name] = (kind, numbers if typed else cells.to_numpy(dtype=object))
+            columns[name] = (kind, numbers if typed else cells.array)
             missing[name] = np.isnan(numbers) if numbers is not None else \
                 blocks.missing(cells)
         else:
