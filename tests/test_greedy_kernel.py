@@ -346,3 +346,26 @@ def test_large_values_threshold_is_finite():
     X = np.array([[1.5e308], [1.7e308]])
     feature, threshold, _, _, _, _ = _grow(X, [0, 1], 2, 1)
     assert feature[0] == 0 and 1.5e308 < threshold[0] < 1.7e308
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), n=st.integers(2, 60), max_depth=st.integers(1, 4))
+def test_missing_values_go_right_as_a_value_above_all_others(data, n, max_depth):
+    """NaN cells sort last and fail every `x <= t`: the tree is the one grown with
+    each NaN replaced by a number above every other value (same splits, children and
+    counts), its thresholds are numbers, and a split between the largest number and
+    the NaN cells is `x <= that number`."""
+    X = data.draw(arrays(np.float64, (n, 3),
+                         elements=st.sampled_from([0.0, 1.0, 2.5, 7.0, np.nan])))
+    y = data.draw(arrays(np.int64, n, elements=st.integers(0, 2)))
+    above = np.where(np.isnan(X), 100.0, X)
+    feature, threshold, left, right, value, stopped = _grow(X, y, 3, max_depth)
+    expected = _grow(above, y, 3, max_depth)
+    np.testing.assert_array_equal(feature, expected[0])
+    np.testing.assert_array_equal(left, expected[2])
+    np.testing.assert_array_equal(right, expected[3])
+    np.testing.assert_array_equal(value, expected[4])
+    internal = feature >= 0
+    assert not np.isnan(threshold).any()
+    mid = expected[1][internal]   # a / 2 + b / 2; b = 100 stands for NaN: a = 2 mid - 100
+    np.testing.assert_array_equal(threshold[internal], np.where(mid > 7.0, 2 * mid - 100, mid))

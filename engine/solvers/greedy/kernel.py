@@ -15,7 +15,9 @@ rather than inventing a variant:
 * candidate thresholds are midpoints ``a / 2 + b / 2`` between consecutive
   distinct values ``a < b`` of a feature on the node's rows (``a`` when the
   midpoint rounds to ``b``); a split is valid when both children keep a total
-  weight >= ``min_leaf_weight``;
+  weight >= ``min_leaf_weight``; a NaN cell sorts above every number and fails
+  every ``x <= t``, so it is one value above the others (``a`` is the threshold
+  between the largest number and NaN, and NaN cells are never split apart);
 * the chosen split minimises ``W_L * gini(L) + W_R * gini(R)`` and is made even
   when it does not decrease impurity.
 
@@ -620,6 +622,8 @@ def _best_split(Xv, B, binary, column, n_categories, y, w, rows, total, n_classe
             i = entry & ROW
             if entry >= 0:
                 continue
+            if xj[previous] != xj[previous]:   # between two NaN: no `x <= t` splits them
+                break
             proxy = _proxy(left, right_total, w_left, total - w_left, n_classes,
                            min_leaf_weight)
             if proxy > best_proxy + tolerance:
@@ -628,8 +632,8 @@ def _best_split(Xv, B, binary, column, n_categories, y, w, rows, total, n_classe
                 best_proxy = proxy
                 best_feature = j
                 best_threshold = a / 2.0 + b / 2.0
-                if best_threshold == b or np.isinf(best_threshold):
-                    best_threshold = a
+                if best_threshold == b or not np.isfinite(best_threshold):
+                    best_threshold = a          # (b NaN: NaN cells fail x <= a)
     return best_feature, best_threshold
 
 
