@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 import pytest
 
-from engine.solvers.greedy.kernel import class_share_orders, grow_tree
+from engine.solvers.greedy.kernel import grow_tree
 
 NO_STOP = np.zeros(1)
 MARGIN = 1e-9  # relative cost gap below which two splits count as equally good
@@ -148,9 +148,6 @@ def test_two_classes_is_the_best_subset():
         node = counts.sum(axis=0)
         W = node.sum()
         order = _share_order(counts, 1)
-        # The splitter's order is `class_share_orders`' (at the root, on the same rows).
-        shared = class_share_orders(codes.astype(np.float64), y, w, n_cat, 2, 3)[0]
-        np.testing.assert_array_equal(shared[0][: len(order)], order)
         best = _best_over(counts, _all_subsets(present), min_leaf) if present else np.inf
         best_prefix = _best_over(counts, _prefixes(order), min_leaf)
         if np.count_nonzero(node) <= 1 or W < 2 * min_leaf:
@@ -405,30 +402,3 @@ def test_no_categorical_feature_is_the_old_kernel():
         Xb = np.ascontiguousarray(X > np.median(X, axis=0), dtype=np.uint8)
         tree = _grow(Xb, y, w, k, depth, min_leaf, np.zeros(X.shape[1]), np.uint8)
         assert _fingerprint(tree[:5] + (np.array([tree[6]]),)) == expected, seed
-
-
-def test_class_share_orders_matches_python():
-    rng = np.random.default_rng(3)
-    for case in range(300):
-        n_classes = int(rng.integers(1, 6))
-        n_cat = int(rng.integers(1, 9))
-        n = int(rng.integers(0, 40))
-        codes = rng.integers(0, n_cat, n)
-        y = rng.integers(0, n_classes, n)
-        w = rng.choice([0.0, 0.5, 1.0, 2.0], n)
-        max_orders = int(rng.integers(1, 5))
-        dtype = np.uint8 if case % 2 else np.float64
-        orders, totals = class_share_orders(codes.astype(dtype), y.astype(np.int64),
-                                            w, n_cat, n_classes, max_orders)
-        counts = _category_counts(codes, y, w, n_cat, n_classes)
-        np.testing.assert_array_equal(totals, counts.sum(axis=1))
-        if n_classes <= 2:
-            classes = [n_classes - 1]
-        else:
-            class_totals = _class_weights(y, w, n_classes)
-            classes = sorted(range(n_classes), key=lambda c: (-class_totals[c], c))
-            classes = classes[: min(max_orders, n_classes)]
-        absent = [v for v in range(n_cat) if totals[v] <= 0]
-        expected = [_share_order(counts, c) + absent for c in classes]
-        np.testing.assert_array_equal(orders, np.array(expected, dtype=np.int64).reshape(
-            len(classes), n_cat), err_msg=str(case))

@@ -47,8 +47,7 @@ part; the others are never in ``S`` and go right.
 
 The *share order* of class ``c`` lists the present categories by increasing
 weighted share of class ``c`` (``weight of class c / weight of the category``),
-equal shares by increasing code (`class_share_orders` uses the same rule and
-lists absent categories last). The candidates of a categorical feature are the
+equal shares by increasing code. The candidates of a categorical feature are the
 prefixes of share orders, scanned by increasing length with the same ``_proxy``
 cost, validity rule and tie tolerance as thresholds:
 
@@ -202,56 +201,6 @@ def _share_order(cat_counts, cat_total, c, present, n_present, order, scratch, k
         key[v] = cat_counts[v, c] / cat_total[v]
         order[p] = v
     _sort_codes(order, scratch, key, n_present)
-
-
-@njit(cache=True, nogil=True)
-def class_share_orders(codes, y, w, n_cat, n_classes, max_orders):
-    """Share orders of a categorical column, by the splitter's rule (`_share_order`).
-
-    codes: category codes in [0, n_cat) (float64 or uint8), y: int64 classes in
-    [0, n_classes), w: float64 weights >= 0.
-
-    Returns (orders int64[k, n_cat], totals float64[n_cat]). totals[v] is the weight
-    of category v. Row r of `orders` lists the categories of positive weight by
-    increasing weighted share of class c_r (ties by increasing code), then those of
-    zero weight by increasing code. With at most 2 classes k = 1 and c_0 is the last
-    class (class 1, the splitter's only order for 2 classes); otherwise
-    k = min(max(max_orders, 1), n_classes) and c_0, c_1, ... are the classes of
-    largest total weight, heaviest first (equal weights by increasing class),
-    whereas the splitter scans every class present at the node.
-    """
-    n = codes.shape[0]
-    cat_counts = np.zeros((n_cat, n_classes))
-    cat_total = np.zeros(n_cat)
-    present = np.empty(n_cat, dtype=np.int64)
-    order = np.empty(n_cat, dtype=np.int64)
-    scratch = np.empty(max(n_cat, n_classes), dtype=np.int64)
-    key = np.empty(max(n_cat, n_classes))
-    n_present = _count_categories(codes, y, w, np.arange(n), n_cat, n_classes,
-                                  cat_counts, cat_total, present)
-    if n_classes <= 2:
-        k = 1
-        classes = np.full(1, max(n_classes - 1, 0), dtype=np.int64)
-    else:
-        k = min(max(max_orders, 1), n_classes)
-        classes = np.arange(n_classes)
-        for c in range(n_classes):
-            key[c] = 0.0
-        for i in range(n):
-            key[y[i]] -= w[i]           # heaviest first: increasing minus weight
-        _sort_codes(classes, scratch, key, n_classes)
-    orders = np.empty((k, n_cat), dtype=np.int64)
-    for r in range(k):
-        _share_order(cat_counts, cat_total, classes[r], present, n_present, order,
-                     scratch, key)
-        for p in range(n_present):
-            orders[r, p] = order[p]
-        p = n_present
-        for v in range(n_cat):
-            if cat_total[v] <= 0.0:
-                orders[r, p] = v
-                p += 1
-    return orders, cat_total
 
 
 @njit(cache=True, nogil=True)
