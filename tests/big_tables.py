@@ -1,14 +1,32 @@
 """Large generated tables for the tests that need a user's scale (never kept in git).
 
 `numeric_csv` writes `rows` rows of `columns` numeric columns and a two-class
-`class` column, fast enough to make a few hundred thousand rows per test.
+`class` column, fast enough to make a few hundred thousand rows per test;
+`transport_log` the shape of the tables analysts bring (text columns of 3 to 4,000
+values, 2% missing cells: `benchmarks/real_tables.py`, whose generator it runs).
 """
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
+
+REAL_TABLES = Path(__file__).resolve().parents[1] / "benchmarks" / "real_tables.py"
+
+
+def real_tables():
+    """The module `benchmarks/real_tables.py` (benchmarks are no package)."""
+    spec = importlib.util.spec_from_file_location("real_tables", REAL_TABLES)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def transport_log(path: Path, rows: int, seed: int = 0) -> Path:
+    """A transport log of `rows` rows (class `delayed`) written to `path`."""
+    return real_tables().make_table(rows, seed, path)
 
 
 def numeric_csv(path: Path, rows: int, columns: int = 10, seed: int = 0) -> Path:

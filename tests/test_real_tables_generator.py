@@ -1,14 +1,9 @@
 """The transport-log generator of benchmarks/real_tables.py makes the table it promises."""
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
+from big_tables import real_tables as load_real_tables
 
-PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "real_tables.py"
-spec = importlib.util.spec_from_file_location("real_tables", PATH)
-real_tables = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(real_tables)
+real_tables = load_real_tables()
 
 
 def test_table_shape_missing_cells_and_classes(tmp_path):
