@@ -55,6 +55,28 @@ def test_a_search_stopped_by_its_time_limit_says_it_is_not_proven():
                              "not proven optimal", "more time")
 
 
+def test_auto_stopped_while_building_its_0_1_tests_answers_with_the_greedy_tree():
+    """`auto` on numbers grows the greedy tree first: a stop while the 0/1 tests for
+    Blossom are built (minutes on millions of rows) ends the run with that tree and
+    the sentence, not with no tree."""
+    from engine.solvers.monitor import Monitor
+    data = prepare(read_table(SAMPLES / "loans.csv"))
+    assert not data.is_binary
+    greedy = train(data, "greedy", {"depth": 4})   # auto beyond depth 3: Blossom
+    monitor = Monitor()
+
+    def stop_at_the_tests(stage, fraction):
+        if stage == "building the 0/1 tests":
+            monitor.cancel()
+    monitor.on_progress = stop_at_the_tests
+    result = train(data, "auto", {"depth": 4}, monitor=monitor)
+    assert result.stats["chosen_algorithm"] == "blossom"
+    assert result.status == Status.CANCELLED and not result.optimal
+    assert result.train_error == greedy.train_error
+    assert result.tree.error(data.X, data.y, data.w) == greedy.train_error
+    one_sentence_with_advice(result.stats["message"], "the greedy one")
+
+
 def test_a_proven_run_has_no_message(capsys):
     assert main(["fit", str(SAMPLES / "loans.csv"), "--algo", "blossom", "--depth", "2",
                  "--json"]) == 0

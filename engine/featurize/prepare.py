@@ -105,32 +105,61 @@ def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
 
 
 def binarized(data: Dataset, spec: str, depth: int | None = None,
-              progress: Progress | None = None) -> Dataset:
+              progress: Progress | None = None, guide=None) -> Dataset:
     """`data` with each continuous feature replaced by 0/1 tests `column <= t` chosen by
-    the binarisation `spec` (`guided` uses the greedy tree of `depth` on these rows),
-    as if the table had been prepared that way: the `auto` algorithm's route from
-    continuous data to Blossom."""
+    the binarisation `spec`, as if the table had been prepared that way: the `auto`
+    algorithm's route from continuous data to Blossom.
+
+    `guided` keeps the thresholds of the greedy tree of `depth` on these rows, or of
+    `guide` (that tree, already grown: `auto` grows it first as its answer should time
+    run out, and it need not be grown twice).  `progress(stage, fraction)` is called
+    between features and between blocks of rows (it may stop the work).  The 0/1
+    matrix is written a block of rows at a time, never as a float copy: at 3 million
+    rows a column-by-column build took 11 GB.
+    """
+    progress = progress or _no_progress
     binarization = Binarization.parse(spec)
-    keep = {}
+    keep: dict[int, np.ndarray] = {}
     if binarization.mode == "guided":
-        keep = recipe.greedy_thresholds(data.features, data.X, data.y, data.w,
-                                        data.n_classes, depth, progress)
-    features, columns = [], []
+        keep = (recipe.tree_thresholds(guide.feature, guide.threshold, data.features)
+                if guide is not None
+                else recipe.greedy_thresholds(data.features, data.X, data.y, data.w,
+                                              data.n_classes, depth, progress))
+    features, sources, cuts = [], [], []
     for j, feature in enumerate(data.features):
-        values = np.asarray(data.X[:, j], dtype=np.float64)
+        progress("choosing thresholds", j / max(data.n_features, 1))
         if feature.op != NUM:
             features.append(feature)
-            columns.append(values)
+            sources.append(j)
+            cuts.append(None)
             continue
+        values = np.asarray(data.X[:, j], dtype=np.float64)
         observed = values if feature.missing is None else values[values != feature.value]
-        for t in binarization.thresholds(observed, keep.get(j)):
-            features.append(Feature(feature.column, LE, float(t), feature.missing))
-            columns.append(values <= t)
+        thresholds = binarization.thresholds(observed, keep.get(j))
+        features.extend(Feature(feature.column, LE, float(t), feature.missing)
+                        for t in thresholds)
+        sources.append(j)
+        cuts.append(thresholds)
     prep = replace(data.prep, features=features, binarize=str(binarization))
     binary = all(f.binary for f in features)
-    X = np.column_stack(columns).astype(np.uint8 if binary else np.float64) if columns \
-        else np.zeros((data.n_rows, 0), np.uint8)
+    X = np.empty((data.n_rows, len(features)), dtype=np.uint8 if binary else np.float64)
+    for start in range(0, data.n_rows, BINARIZE_BLOCK_ROWS):
+        progress("building the 0/1 tests", start / max(data.n_rows, 1))
+        rows = slice(start, start + BINARIZE_BLOCK_ROWS)
+        block = np.asarray(data.X[rows], dtype=np.float64)
+        column = 0
+        for j, thresholds in zip(sources, cuts):
+            if thresholds is None:
+                X[rows, column] = block[:, j]
+                column += 1
+            else:
+                X[rows, column:column + len(thresholds)] = block[:, j, None] <= thresholds
+                column += len(thresholds)
     return Dataset(X, data.y, data.w, prep, data.report, data.counts, data.class_weights)
+
+
+# Rows `binarized` writes at a time (a few MB of the source and the result).
+BINARIZE_BLOCK_ROWS = 1 << 14
 
 
 def remove_redundant_features(data: Dataset) -> Dataset:

@@ -225,6 +225,13 @@ def greedy_thresholds(features: list[Feature], X: np.ndarray, y: np.ndarray,
                     np.ascontiguousarray(y, dtype=np.int64),
                     np.ascontiguousarray(w, dtype=np.float64), n_classes, depth, 1.0,
                     control, np.zeros(X.shape[1], dtype=np.int64)), control, progress)
+    return tree_thresholds(feature, threshold, features)
+
+
+def tree_thresholds(feature: np.ndarray, threshold: np.ndarray,
+                    features: list[Feature]) -> dict[int, np.ndarray]:
+    """Feature index -> the thresholds a tree (its `feature` and `threshold` arrays)
+    tests its continuous (`NUM`) features at."""
     found: dict[int, list[float]] = {}
     for f, t in zip(feature, threshold):
         if f >= 0 and features[f].op == NUM:

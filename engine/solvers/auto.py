@@ -88,10 +88,17 @@ class Auto(Solver):
         name, reason = choose(data, depth, monitor.time_limit)
         solver = get_solver(name)
         resolved = solver.resolve({"depth": depth})
-        if solver.needs == "binary" and not data.is_binary:
-            data = binarized(data, BINARY_ROUTE, depth, monitor.checkpoint)
         monitor.checkpoint(f"starting {solver.title}")
-        if solver.warm_start(resolved):
+        if solver.needs == "binary" and not data.is_binary:
+            # The greedy tree on the numbers first: the answer if time runs out while
+            # the 0/1 tests are built, and the tree whose thresholds they keep.
+            def tests(numbers, greedy):
+                tested = binarized(numbers, BINARY_ROUTE, depth, monitor.checkpoint,
+                                   guide=greedy.tree)
+                monitor.checkpoint(f"starting {solver.title}")
+                return tested
+            result = warm_started(solver(), data, resolved, monitor, reshape=tests)
+        elif solver.warm_start(resolved):
             result = warm_started(solver(), data, resolved, monitor)
         else:
             result = solver().solve(data, resolved, monitor)

@@ -16,6 +16,7 @@ greedy tree is one it could return.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from engine.errors import Interrupted
@@ -26,12 +27,19 @@ from engine.solvers.protocol import Result, Solver
 TOLERANCE = 1e-9
 
 
-def warm_started(solver: Solver, data, params: dict, monitor) -> Result:
-    """`solver.solve` with the greedy tree of `params["depth"]` as its first incumbent."""
+def warm_started(solver: Solver, data, params: dict, monitor,
+                 reshape: Callable | None = None) -> Result:
+    """`solver.solve` with the greedy tree of `params["depth"]` as its first incumbent.
+
+    `reshape(data, greedy_result)` gives the table the solver searches (`auto`: the
+    0/1 tests of continuous data, whose thresholds include the greedy tree's, so the
+    solver can match it); the greedy tree stays the answer if the run stops while
+    reshaping."""
     reference = Greedy().solve(data, {"depth": params["depth"], "min_leaf": 1.0}, monitor)
     monitor.floor = reference.train_error   # the solver's trees must beat it to show
     try:
-        result = solver.solve(data, params, monitor)
+        searched = data if reshape is None else reshape(data, reference)
+        result = solver.solve(searched, params, monitor)
     except Interrupted:   # stopped while setting up: the greedy tree is the best there is
         return replace(reference, status=monitor.final_status(False),
                        incumbents=list(monitor.incumbents),
