@@ -101,8 +101,8 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
                               depth=params.get("depth"))
         monitor = Monitor(self.time_limit, on_incumbent=self._on_incumbent())
         try:
-            data = prepare(RawTable(table, ",", True, "utf-8", False), options,
-                           consume=True)   # the table is this call's own copy
+            data = prepare(RawTable(table, ",", True, "utf-8", False), options)
+            del table   # this call's own text copy: not kept through the search
             data.w = weights[keep]   # no row is dropped: labels and fills are complete
             with _cancel_on_interrupt(monitor):
                 result = train(data, algorithm, params, monitor=monitor)

@@ -236,18 +236,3 @@ def test_a_table_without_a_usable_column_says_which_were_left_out_and_what_to_tr
     assert "'a' (a single value)" in message and "'b'" in message
     assert "--categorical" in message and message.count(".") == 1
 
-
-def test_consuming_the_raw_table_prepares_the_same_data_and_frees_its_cells():
-    """`consume` (the CLI, the notebook) empties the raw table of its input columns as
-    they are typed, so they are not held next to the matrix; the result is the same,
-    also when rows without a class are left out (a filtered copy)."""
-    text = ("a,b,c,y\n1,x,5,p\n2,y,,n\n3,x,6,\n4,z,7,p\n5,y,8,n\n6,x,9,p\n7,z,1,n\n"
-            "8,x,2,p\n")
-    for options in (PrepOptions(), PrepOptions(ignore=("b",)),
-                    PrepOptions(binarize="quantile:3")):
-        kept = prepare(parse_text(text), options)
-        raw = parse_text(text)
-        eaten = prepare(raw, options, consume=True)
-        assert list(raw.frame.columns) == ["y"]
-        assert np.array_equal(kept.X, eaten.X) and np.array_equal(kept.y, eaten.y)
-        assert kept.features == eaten.features and kept.report == eaten.report

@@ -29,14 +29,13 @@ from engine.featurize import recipe
 
 
 def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
-            progress: Progress | None = None, consume: bool = False) -> Dataset:
+            progress: Progress | None = None) -> Dataset:
     """Training set from a raw table according to `options` (see PrepOptions).
 
     Each column's text is parsed once; `progress(stage, fraction)` is called between
-    columns and may raise `Interrupted` to stop.  `consume` empties `raw` of its input
-    columns as each is typed, for a caller that reads a table only to train on it
-    once (the CLI, the notebook): a text cell takes about 60 bytes, so 3 million rows
-    × 16 columns of text held next to the matrix and the solver's copies took 3 GB.
+    columns and may raise `Interrupted` to stop.  The result holds no text cell, so a
+    caller that reads a table only to train on it once (the CLI, the notebook) can
+    drop `raw` before training.
     """
     progress = progress or _no_progress
     frame = raw.frame
@@ -53,11 +52,8 @@ def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
     report.rows_missing_target = int((~has_target).sum())
     if report.rows_missing_target:
         frame = frame[has_target]
-        if consume:
-            for name in [c for c in raw.frame.columns if c != target]:
-                del raw.frame[name]
 
-    columns, missing = _typed_inputs(frame, target, options, report, progress, consume)
+    columns, missing = _typed_inputs(frame, target, options, report, progress)
     if not columns:
         raise DataError(_nothing_left(report.ignored_columns))
     kinds = {name: kind for name, (kind, _) in columns.items()}
@@ -248,22 +244,17 @@ def _no_progress(stage: str, fraction: float | None = None) -> None:
 
 
 def _typed_inputs(frame: pd.DataFrame, target: str, options: PrepOptions,
-                  report: PrepReport, progress: Progress, consume: bool = False):
+                  report: PrepReport, progress: Progress):
     """The input columns to use: name -> (kind, cells), numeric ones already parsed
-    to floats, text ones coded (a pandas Categorical), and name -> missing mask.
-    With `consume`, each column leaves `frame` once typed."""
+    to floats, text ones coded (a pandas Categorical), and name -> missing mask."""
     columns, missing = {}, {}
     names = [name for name in frame.columns if name != target]
     for position, name in enumerate(names):
         progress("typing the columns", position / max(len(names), 1))
         if name in options.ignore:
             report.ignored_columns[name] = "as asked"
-            if consume:
-                del frame[name]
             continue
         cells = blocks.coded(frame[name])   # each text hashed once from here on
-        if consume:
-            del frame[name]
         info, numbers = parse_column(cells)
         kind = options.kinds.get(name, info.kind)
         if kind == ColumnKind.NUMERIC and not info.numeric:
