@@ -296,6 +296,11 @@ class Run:
         return self.formula
 
     def _add_example(self, formula: Formula, index: int) -> None:
+        # An example of a deep tree over many features is tens of thousands of
+        # literals built in Python (up to 50 ms): a formula reopened with its seed rows
+        # must stop between two of them, not after all (a cancel landed 0.2-0.3 s late).
+        if self.monitor.should_stop():
+            raise _Stopped
         if formula.literals + formula.example_literals() > LITERAL_BUDGET:
             self.monitor.control[ks.C_STOP] = ks.STOP_MEMORY
             raise _Stopped
