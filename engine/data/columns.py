@@ -86,7 +86,7 @@ def _to_float(cells: pd.Series) -> np.ndarray:
     table) has each different text parsed once: hashing a cell costs a third of
     parsing it."""
     codes, uniques = blocks.factorize(cells)
-    if len(uniques) <= len(cells) // 4:
+    if len(uniques) <= len(cells) // 4 or isinstance(cells.dtype, pd.CategoricalDtype):
         numbers = pd.to_numeric(pd.Series(uniques, dtype=object), errors="coerce")
         return np.append(numbers.to_numpy(dtype=np.float64), np.nan)[codes]
     return blocks.blockwise(lambda part: pd.to_numeric(part, errors="coerce"), cells,

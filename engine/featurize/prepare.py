@@ -254,17 +254,14 @@ def _typed_inputs(frame: pd.DataFrame, target: str, options: PrepOptions,
         if name in options.ignore:
             report.ignored_columns[name] = "as asked"
             continue
-        cells = frame[name]
+        cells = blocks.coded(frame[name])   # each text hashed once from here on
         info, numbers = parse_column(cells)
         kind = options.kinds.get(name, info.kind)
         if kind == ColumnKind.NUMERIC and not info.numeric:
             raise DataError(f"Column '{name}' cannot be numeric: it holds text.")
         if kind in USABLE_KINDS and info.n_distinct >= 2:
             typed = kind in (ColumnKind.NUMERIC, ColumnKind.BINARY) and numbers is not None
-            # Text is hashed once more here and never again (the recipe and the
-            # transform work on the codes); numbers need no codes (a categorical per
-            # column cost a small table of 120 numeric columns 40 ms a fit).
-            columns[name] = (kind, numbers if typed else blocks.coded(cells).array)
+            columns[name] = (kind, numbers if typed else cells.array)
             missing[name] = np.isnan(numbers) if numbers is not None else \
                 blocks.missing(cells)
         else:
