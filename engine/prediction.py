@@ -2,7 +2,9 @@
 
 One function for `orchard predict` and the window's "Predict a file": the model's
 own preprocessing turns the raw cells into features (fills and routes, thresholds,
-value groups), and when the table has the model's class column its rows are scored.
+value groups), each row gets its class, the leaf (a diagram: the class terminal) it
+ends in and how sure that leaf is, and when the table has the model's class column
+its rows are scored.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from itertools import pairwise
 import numpy as np
 import pandas as pd
 
+from engine.importance import class_probabilities
 from engine.metrics import class_scores, confusion_matrix
 
 
@@ -23,6 +26,8 @@ class Predictions:
     class_names: list[str]
     target: str
     predicted: np.ndarray                 # class index per row
+    leaf: np.ndarray                      # node id of the leaf / class terminal per row
+    probability: np.ndarray               # the predicted class's share of that leaf
     truth: np.ndarray | None = None       # class index per row; -1: missing or unknown
     known: np.ndarray | None = None       # the rows whose class is given
     accuracy: float | None = None         # over rows with a known class
@@ -41,8 +46,11 @@ class Predictions:
 
 def predict_table(model, frame: pd.DataFrame) -> Predictions:
     """Predict every row of `frame` (raw cells, as read) with a Tree or Diagram."""
-    predicted = model.predict_frame(frame)
-    result = Predictions(list(model.class_names), model.prep.target, predicted)
+    X = model.prep.transform(frame)   # once: the leaves and shares read the same rows
+    predicted = model.predict(X)
+    probability = class_probabilities(model, X)[np.arange(len(X)), predicted]
+    result = Predictions(list(model.class_names), model.prep.target, predicted,
+                         model.apply(X), probability)
     if model.prep.target in frame.columns:
         truth = model.prep.labels(frame[model.prep.target])
         known = frame[model.prep.target].notna().to_numpy()

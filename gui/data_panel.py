@@ -286,6 +286,10 @@ class DataPanel(QGroupBox):
             self._class_weight = text
             self._changed()
 
+    def commit_edits(self) -> None:
+        """A field still being typed in counts (Run pressed before it lost focus)."""
+        self._class_weight_edited()
+
     def row_options(self) -> dict:
         """The PrepOptions fields about rows: cleaning, and class weights (the text as
         typed; `prepare` reads it and says in one sentence what is wrong with it)."""

@@ -6,6 +6,9 @@ which writes trees and decision diagrams alike: the dialog offers the kinds the
 engine has for the model and previews exactly the file it would write.  Every file
 is written atomically (a failure leaves no half-written file) and any problem is
 reported in a dialog; the files written are listed in the dialog.
+
+Every export starts in the folder the user last exported into (`last_export_folder`):
+this dialog and the predictions' Save both remember in the settings where they wrote.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.export import write_export
+from gui import settings
 from gui.image_export import save_tree_image
 from gui.models import export_kinds, scene_for
 from gui.worker import error_message
@@ -43,6 +47,7 @@ from gui.worker import error_message
 PREVIEW_MAX_CHARS = 200_000
 THUMBNAIL_SIDE = 1800     # pixels on the longer side of the picture preview's source
 MAX_PREVIEW_SCALE = 1.25  # a small tree is not blown up beyond this (as in the view)
+EXPORT_FOLDER = "export"  # the settings' name of the last folder exported into
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,12 @@ FORMATS = (
     Format("json", "Orchard model (JSON)", "-model.json", False, True),
     Format("dot", "Graphviz DOT", "-tree.dot", False, False),
 )
+
+
+def last_export_folder(fallback: str | Path) -> str:
+    """The folder the user last exported into while it still exists, else `fallback`."""
+    folder = settings.last_folder(EXPORT_FOLDER)
+    return folder if folder and Path(folder).is_dir() else str(fallback)
 
 
 def write_format(tree, fmt: Format, path: Path) -> None:
@@ -112,6 +123,8 @@ class PicturePreview(QLabel):
 
 
 class ExportDialog(QDialog):
+    """Writes `tree` into the last export folder, or `folder` before any export."""
+
     exported = Signal(list)     # paths written
 
     def __init__(self, tree, folder: str | Path, base_name: str,
@@ -154,7 +167,7 @@ class ExportDialog(QDialog):
 
         form = QFormLayout()
         folder_row = QHBoxLayout()
-        self.folder_edit = QLineEdit(str(folder), self)
+        self.folder_edit = QLineEdit(last_export_folder(folder), self)
         browse = QPushButton("Browse…", self)
         browse.clicked.connect(self._browse)
         folder_row.addWidget(self.folder_edit, 1)
@@ -283,6 +296,7 @@ class ExportDialog(QDialog):
             QGuiApplication.restoreOverrideCursor()
         self.written = written
         if written:
+            settings.remember_folder(EXPORT_FOLDER, written[0])
             self.names_label.setText("Written: " + ", ".join(p.name for p in written))
             self.exported.emit(written)
         if failures:

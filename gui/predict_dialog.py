@@ -4,15 +4,23 @@ A thin view over `engine.prediction.predict_table`: the file is read and predict
 a worker (progress, Stop), the rows are listed with their prediction (and, when the
 file has the model's class column, the true class and whether it is right), with
 accuracy, balanced accuracy and the confusion matrix, and the predictions are saved
-as the same CSV as `orchard predict --out`.
+as a CSV that explains each row (`engine.export.predictions.prediction_table`: row,
+input cells, true class, predicted class, probability, leaf), into the folder of the
+last export.
+
+What is shown and saved always belongs to the file named: opening another file
+forgets the last one's predictions at once, so a file that fails leaves nothing to
+see or save (Save is disabled until a file is predicted).  Texts are plain, never
+rich text, so a file name or a message is shown exactly as it is.
 """
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
+import pandas as pd
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
@@ -25,19 +33,27 @@ from PySide6.QtWidgets import (
 )
 
 from engine.data.csv_reader import read_table
-from engine.export import write_predictions
+from engine.export.predictions import prediction_table, write_prediction_table
 from engine.prediction import Predictions, predict_table
 from engine.solvers.monitor import Monitor
+from gui import settings
 from gui.confusion_view import ConfusionView
 from gui.data_tasks import StageRelay
-from gui.worker import Worker
+from gui.export_dialog import EXPORT_FOLDER, last_export_folder
+from gui.worker import Worker, error_message
+
+WHAT_TO_OPEN = ("Open a CSV file with the columns of the training data (the class "
+                "column may be left out).")
 
 
-def read_and_predict(path: str, model, monitor: Monitor) -> Predictions:
-    """Read `path` (stoppable) and predict its rows with `model`."""
+def read_and_predict(path: str, model,
+                     monitor: Monitor) -> tuple[Predictions, pd.DataFrame]:
+    """Read `path` (stoppable), predict its rows with `model` and lay out the table
+    Save writes, all off the GUI thread (the raw table is not kept)."""
     raw = read_table(path, progress=monitor.checkpoint)
     monitor.checkpoint(f"predicting {len(raw.frame):,} rows", None)
-    return predict_table(model, raw.frame)
+    predictions = predict_table(model, raw.frame)
+    return predictions, prediction_table(model, raw.frame, predictions)
 
 
 _ROOT = QModelIndex()  # the invisible root: a flat table has no children
@@ -81,6 +97,13 @@ class PredictionsModel(QAbstractTableModel):
         return "yes" if truth == self.p.predicted[row] else "no"
 
 
+def plain_label(text: str, parent) -> QLabel:
+    """A label showing `text` as it is (a file name may hold `<` or `&`)."""
+    label = QLabel(text, parent)
+    label.setTextFormat(Qt.PlainText)
+    return label
+
+
 class PredictDialog(QDialog):
     """Open a CSV, predict it with `model` (named `source`, e.g. "run #3"), save."""
 
@@ -89,11 +112,12 @@ class PredictDialog(QDialog):
     def __init__(self, model, source: str, parent=None):
         super().__init__(parent)
         self.model, self.predictions, self._worker = model, None, None
+        self._output: pd.DataFrame | None = None   # what Save writes, of `_path`
         self.setWindowTitle(f"Predict a file — {source}")
         self.resize(720, 560)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel(f"Model: {html.escape(source)}, class column "
-                                f"'{html.escape(model.prep.target)}'", self))
+        layout.addWidget(plain_label(f"Model: {source}, class column "
+                                     f"'{model.prep.target}'", self))
         buttons = QHBoxLayout()
         self.open_button = QPushButton("Open CSV…", self)
         self.open_button.clicked.connect(self._choose_file)
@@ -108,8 +132,7 @@ class PredictDialog(QDialog):
         self.progress = QProgressBar(self)
         self.progress.hide()
         layout.addWidget(self.progress)
-        self.summary = QLabel("Open a CSV file with the same columns as the training data.",
-                              self)
+        self.summary = plain_label(WHAT_TO_OPEN, self)
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
         self.table = QTableView(self)
@@ -135,11 +158,21 @@ class PredictDialog(QDialog):
         worker.partial.connect(self._progress)
         worker.finished.connect(self._finished)
         worker.errored.connect(self._failed)
-        worker.cancelled.connect(lambda: self._failed("Stopped: no predictions."))
+        worker.cancelled.connect(self._stopped)
         self._worker, self._path = worker, Path(path)
-        self.summary.setText(f"Reading {html.escape(Path(path).name)}…")
+        self._forget_predictions()
+        self.summary.setText(f"Reading {self._path.name}…")
         self._set_busy(True)
         worker.start()
+
+    def _forget_predictions(self) -> None:
+        """Show and keep nothing of the last file: another file is named now."""
+        self.predictions = self._output = None
+        shown = self.table.model()
+        self.table.setModel(None)
+        if shown is not None:
+            shown.deleteLater()   # it holds the last file's predictions
+        self.confusion.show_matrix(None, [])
 
     def stop(self) -> None:
         if self._worker is not None:
@@ -148,18 +181,19 @@ class PredictDialog(QDialog):
     def _progress(self, payload) -> None:
         if self.sender() is self._worker and payload[0] == "stage":
             _, text, fraction = payload
-            self.summary.setText(html.escape(str(text)))
+            self.summary.setText(str(text))
             self.progress.setRange(0, 0 if fraction is None else 1000)
             if fraction is not None:
                 self.progress.setValue(round(1000 * fraction))
 
-    def _finished(self, predictions: Predictions) -> None:
+    def _finished(self, result: tuple[Predictions, pd.DataFrame]) -> None:
         if self.sender() is not self._worker:
             return
+        predictions, self._output = result
         self._worker, self.predictions = None, predictions
         self._set_busy(False)
         self.table.setModel(PredictionsModel(predictions, self.table))
-        name = html.escape(self._path.name)
+        name = self._path.name
         if predictions.truth is None:
             self.summary.setText(f"{len(predictions.predicted):,} rows of {name} predicted "
                                  "(the file has no class column, so nothing is scored).")
@@ -176,11 +210,19 @@ class PredictDialog(QDialog):
         self.finished_reading.emit()
 
     def _failed(self, message: str) -> None:
+        """The error in one sentence, then what to try."""
+        self._ended_without(f"{message} Nothing of {self._path.name} is predicted. "
+                            f"{WHAT_TO_OPEN}")
+
+    def _stopped(self) -> None:
+        self._ended_without(f"Stopped: {self._path.name} is not predicted.")
+
+    def _ended_without(self, text: str) -> None:
         if self.sender() is not self._worker:
             return
         self._worker = None
         self._set_busy(False)
-        self.summary.setText(html.escape(message))
+        self.summary.setText(text)
         self.finished_reading.emit()
 
     def _set_busy(self, busy: bool) -> None:
@@ -191,19 +233,26 @@ class PredictDialog(QDialog):
 
     # --------------------------------------------------------------- saving
     def _choose_output(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save predictions", "predictions.csv",
+        start = Path(last_export_folder(self._path.parent)) / \
+            f"{self._path.stem}-predictions.csv"
+        path, _ = QFileDialog.getSaveFileName(self, "Save predictions", str(start),
                                               "CSV (*.csv)")
         if path:
             self.save(path)
 
     def save(self, path: str | Path) -> None:
-        """The predictions CSV of `orchard predict --out`."""
+        """Write the predictions of the file named (`prediction_table`) to `path`; the
+        next export starts in its folder."""
+        QGuiApplication.setOverrideCursor(Qt.WaitCursor)
         try:
-            write_predictions(path, self.predictions.names, self.predictions.target)
-        except OSError as error:
-            self.summary.setText(html.escape(f"Could not save {path}: {error.strerror}."))
+            write_prediction_table(path, self._output)
+        except Exception as exc:  # noqa: BLE001 - reported to the user
+            self.summary.setText(error_message(exc))
             return
-        self.summary.setText(self.summary.text() + f" Saved to {html.escape(str(path))}.")
+        finally:
+            QGuiApplication.restoreOverrideCursor()
+        settings.remember_folder(EXPORT_FOLDER, path)
+        self.summary.setText(self.summary.text() + f" Saved to {path}.")
 
     def done(self, result: int) -> None:
         self.stop()

@@ -1,10 +1,14 @@
-"""Run → Test a row: type one row's values and see where the model sends it.
+"""Run → Test a row: give one row's values and see where the model sends it.
 
 One field per column the model reads (its own `Preprocessing.columns`, so nothing
-else is asked), text as it would be in a CSV file; an empty field is a missing
-cell, filled as the model fills it.  "Show its path" hands the row, as a one-row
-raw table, to the window (`on_row`), which lights the path in the tree or diagram
-and returns the sentence shown here.
+else is asked).  A numeric column is typed, as in a CSV file (empty: a missing
+cell).  A text column is chosen, not typed: typed text let a misspelt value silently
+go where every value the model never saw goes.  It offers the values the model tells
+apart (`known_values`), "any other value" (a yes/no column's features may name "yes"
+alone, and "no" must still be testable) and "missing", which the model routes or
+fills as in training.  "Show its path" hands the row, as a one-row raw table, to the
+window (`on_row`), which lights the path in the tree or diagram and returns the
+sentence shown here.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Callable
 import pandas as pd
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -23,6 +28,14 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from engine.data.features import EQ, IN
+
+OTHER_ITEM = "(any other value)"
+MISSING_ITEM = "(missing)"
+# The cell "any other value" sends: to the CSV reader a NUL character marks a binary
+# file, so no feature names it and the row goes where every value no feature names goes.
+OTHER_VALUE = "\0"
 
 
 def first_row_values(model, frame: pd.DataFrame | None) -> dict[str, str] | None:
@@ -35,6 +48,51 @@ def first_row_values(model, frame: pd.DataFrame | None) -> dict[str, str] | None
     return {name: "" if pd.isna(row[name]) else str(row[name]) for name in names}
 
 
+def known_values(prep, name: str) -> list[str]:
+    """The values of text column `name` the model tells apart, sorted: the value that
+    fills a missing cell and every value its features test for.  Any other value,
+    seen in training or not, takes the same way as all the others."""
+    named = {prep.column(name).fill}
+    for feature in prep.features:
+        if feature.column == name and feature.op in (EQ, IN):
+            named.update(feature.value if feature.op == IN else (feature.value,))
+    return sorted(str(value) for value in named)
+
+
+class NumberField(QLineEdit):
+    """A numeric column's field: free text, read as a CSV cell (empty: missing)."""
+
+    def value(self) -> str | None:
+        return self.text().strip() or None
+
+    def set_value(self, text: str) -> None:
+        self.setText(text)
+
+
+class ValueField(QComboBox):
+    """A text column's field: one of `values`, any other value, or missing."""
+
+    def __init__(self, values: list[str], parent=None):
+        super().__init__(parent)
+        self.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.setMinimumContentsLength(16)   # a long value group does not widen the form
+        for value in values:
+            self.addItem(value, value)
+        self.insertSeparator(self.count())
+        self.addItem(OTHER_ITEM, OTHER_VALUE)
+        self.addItem(MISSING_ITEM, None)
+        self.set_value("")
+
+    def value(self) -> str | None:
+        return self.currentData()
+
+    def set_value(self, text: str) -> None:
+        """Choose `text` (a CSV cell; empty: missing), or any other value when the
+        model does not know it."""
+        index = self.findData(text) if text else self.count() - 1
+        self.setCurrentIndex(index if index >= 0 else self.count() - 2)
+
+
 class RowForm(QDialog):
     def __init__(self, model, source: str, on_row: Callable[[pd.DataFrame], str],
                  parent=None, values: dict[str, str] | None = None):
@@ -42,20 +100,18 @@ class RowForm(QDialog):
         self.setWindowTitle(f"Test a row — {source}")
         self.model, self._on_row = model, on_row
         layout = QVBoxLayout(self)
-        intro = QLabel(f"Values of one row for the model of {source}. Leave a field empty "
-                       "for a missing value (filled as in training).", self)
+        intro = QLabel(f"Values of one row for the model of {source}: a text column "
+                       "offers the values the model knows. Leave a number empty, or "
+                       f"choose {MISSING_ITEM}, for a missing value (filled as in "
+                       "training).", self)
         intro.setWordWrap(True)
         layout.addWidget(intro)
         fields = QWidget(self)
         form = QFormLayout(fields)
-        self.fields: dict[str, QLineEdit] = {}
+        self.fields: dict[str, NumberField | ValueField] = {}
         for column in model.prep.columns:
-            edit = QLineEdit(self)
-            edit.setPlaceholderText("a number" if column.numeric else "text")
-            edit.setText((values or {}).get(column.name, ""))
-            edit.returnPressed.connect(self.show_path)
-            form.addRow(column.name, edit)
-            self.fields[column.name] = edit
+            form.addRow(column.name, self._field(column))
+        self.set_values(values or {})
         scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
         scroll.setWidget(fields)
@@ -72,10 +128,25 @@ class RowForm(QDialog):
         layout.addWidget(buttons)
         self.resize(460, min(160 + 34 * len(self.fields), 640))
 
+    def _field(self, column) -> NumberField | ValueField:
+        if column.numeric:
+            field = NumberField(self)
+            field.setPlaceholderText("a number")
+            field.returnPressed.connect(self.show_path)
+        else:
+            field = ValueField(known_values(self.model.prep, column.name), self)
+        self.fields[column.name] = field
+        return field
+
+    def set_values(self, values: dict[str, str]) -> None:
+        """Show `values` (texts as in a CSV file); a column left out is missing."""
+        for name, field in self.fields.items():
+            field.set_value(values.get(name, ""))
+
     def row(self) -> pd.DataFrame:
-        """The fields as a one-row raw table (None where empty: a missing cell)."""
-        return pd.DataFrame({name: [edit.text().strip() or None]
-                             for name, edit in self.fields.items()}, dtype=object)
+        """The fields as a one-row raw table (None where missing)."""
+        return pd.DataFrame({name: [field.value()] for name, field in self.fields.items()},
+                            dtype=object)
 
     def show_path(self) -> None:
         self.answer.setText(self._on_row(self.row()))

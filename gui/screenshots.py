@@ -180,7 +180,7 @@ def take(folder: Path, size: str = DEFAULT_SIZE) -> list[Path]:
     window.tabs.setCurrentIndex(TAB_TREE)
     window.show_run(runs[-1])
     _pump(app, 0.5)
-    dialog = window.export_dialog_all()
+    dialog = window.files.export_dialog_all()
     keys = [dialog.format_list.item(i).data(256) for i in range(dialog.format_list.count())]
     dialog.format_list.setCurrentRow(keys.index("rules"))
     dialog.move(window.geometry().center() - dialog.rect().center())

@@ -57,3 +57,9 @@ def last_folder(kind: str) -> str:
 def remember_folder(kind: str, path: str | Path) -> None:
     settings = app_settings()
     settings.setValue(f"folders/{kind}", str(Path(path).parent))
+
+
+def ask_before_quit() -> bool:
+    """Whether closing the window with unsaved runs asks first (the default; tests
+    that close windows by the hundred turn it off)."""
+    return str(app_settings().value("ask_before_quit", "true")).lower() != "false"

@@ -34,42 +34,59 @@ class TreeAnalysis(QObject):
         self._worker: Worker | None = None      # finding the rows of a node or cell
         self.node_menu: QMenu | None = None     # the last node's right-click menu
 
+    # ------------------------------------------------------------ its rows
+    def _rows(self, what: str):
+        """The selected run, its model and the rows it trained on; (None, None, None)
+        with the reason in the status line when they are not on screen and in memory.
+
+        Rows are shown in the Data tab, which holds the draft's table: a run's rows
+        are shown there only when that table is the run's own (the same table read,
+        whatever was prepared from it since)."""
+        win = self.window
+        run = win.current_run
+        if run is None or not is_model(run.tree) or win.tree is not run.tree:
+            return None, None, None
+        rows = win.state.data_of(run)
+        if rows is None or rows.raw is not win.raw:
+            win.set_status(f"Run #{run.number} trained on {run.dataset_name or 'another file'}"
+                           f": open it again to see {what}.")
+            return None, None, None
+        if run.tree.prep.target not in rows.raw.frame.columns:
+            return None, None, None
+        return run, run.tree, rows
+
     # ------------------------------------------------------------- node -> rows
     def show_node(self, node: int) -> None:
         """A click on a tree node: its rows in the data table, with its rule, class
         counts and error."""
-        win = self.window
-        tree, scene, raw = win.tree, win.view.tree_scene(), win.raw
-        if not isinstance(tree, Tree) or raw is None or scene is None \
-                or tree.prep.target not in raw.frame.columns:
+        run, tree, rows = self._rows("the rows of its nodes")
+        scene = self.window.view.tree_scene()
+        if run is None or not isinstance(tree, Tree) or scene is None:
             return
         rule = " and ".join(scene.path_conditions(node)) or "every row"
-        self._find(tree, lambda found: self.node_found(tree, node, rule, *found),
-                   node_rows, tree, raw.frame, node)
+        self._find(tree, lambda found: self.node_found(run, node, rule, *found),
+                   node_rows, tree, rows.raw.frame, node)
 
-    def node_found(self, tree: Tree, node: int, rule: str, rows, counts) -> None:
+    def node_found(self, run, node: int, rule: str, rows, counts) -> None:
+        tree = run.tree
         names = tree.class_names
         shown = ", ".join(f"{count:,} {names[k]}" for k, count in enumerate(counts) if count)
         errors = int(counts.sum() - counts[tree.label[node]])
-        self._show_rows(tree, rows, f"Node {node}: {rule} — {len(rows):,} rows "
-                        f"({shown or 'none'}); predicts {names[tree.label[node]]}, "
-                        f"{errors:,} of them misclassified.", rule)
+        self._show_rows(tree, rows, f"Run #{run.number}, node {node}: {rule} — "
+                        f"{len(rows):,} rows ({shown or 'none'}); predicts "
+                        f"{names[tree.label[node]]}, {errors:,} of them misclassified.", rule)
 
     # ------------------------------------------------------------ cell -> rows
     def show_cell(self, true: int, predicted: int) -> None:
-        """A training confusion-matrix cell clicked: the rows it counts, when the file
-        on screen is the run's."""
-        win = self.window
-        run, model = win.current_run, win.tree
-        if run is None or model is None or not win.holds_data_of(run) \
-                or model.prep.target not in win.raw.frame.columns:
-            win.set_status("Open the run's data file to see the rows of a cell.")
+        """A training confusion-matrix cell clicked: the rows it counts."""
+        run, model, rows = self._rows("the rows of a cell")
+        if run is None:
             return
         names = model.class_names
         text = f"Rows of class {names[true]} predicted as {names[predicted]} by run #{run.number}"
-        self._find(model, lambda rows: self._show_rows(model, rows,
-                                                       f"{text}: {len(rows):,} rows."),
-                   confusion_rows, model, win.raw.frame, true, predicted)
+        self._find(model, lambda found: self._show_rows(model, found,
+                                                        f"{text}: {len(found):,} rows."),
+                   confusion_rows, model, rows.raw.frame, true, predicted)
 
     def _find(self, model, done, fn, *args) -> None:
         worker = Worker(fn, *args, name="orchard-rows")
@@ -87,26 +104,31 @@ class TreeAnalysis(QObject):
 
     # ------------------------------------------------------------- row -> path
     def show_row(self, row: int) -> None:
-        """A row chosen in the data table: its path lit in the model, its class said."""
-        win = self.window
-        if win.raw is not None and is_model(win.tree):
-            win.set_status(self.light_row(win.raw.frame.iloc[[row]], f"Row {row + 1}"))
+        """A row chosen in the data table: its path lit in the selected run's model,
+        when the table is the one it trained on."""
+        run, _, rows = self._rows("a row's path")
+        if run is not None:
+            self.window.set_status(self.light_row(rows.raw.frame.iloc[[row]],
+                                                  f"Row {row + 1}"))
 
     def light_row(self, frame, name: str) -> str:
-        """Light the way of a one-row raw table through the model on screen and say
-        where it ends, in one sentence."""
-        model, scene = self.window.tree, self.window.view.tree_scene()
-        if not is_model(model) or scene is None:
-            return "There is no model on screen to send the row through."
+        """Light the way of a one-row raw table through the selected run's model and
+        say where it ends, in one sentence that names the run."""
+        win = self.window
+        run, scene = win.current_run, win.view.tree_scene()
+        if run is None or not is_model(run.tree) or win.tree is not run.tree \
+                or scene is None:
+            return "There is no finished run on screen to send the row through."
+        model = run.tree
         try:
             path, conditions, predicted = row_path(model, frame)
         except Exception as error:  # noqa: BLE001 - a table the model was not trained on
-            return f"{name} cannot go through this model: {error_message(error)}"
+            return f"{name} cannot go through run #{run.number}: {error_message(error)}"
         scene.light_path(path)
-        text = f"{name}: predicted {model.class_names[predicted]}"
+        text = f"{name}: run #{run.number} predicts {model.class_names[predicted]}"
         target = model.prep.target
         if target in frame.columns and frame[target].notna().all():
-            text += f" (true class {frame[target].iloc[0]})"
+            text += f" (true {target}: {frame[target].iloc[0]})"
         return text + (f", because {' and '.join(conditions)}." if conditions else ".")
 
     # ------------------------------------------------------------- dialogs
@@ -119,10 +141,12 @@ class TreeAnalysis(QObject):
     def row_form(self) -> RowForm | None:
         """Open Run → Test a row for the model on screen (None if there is none)."""
         win = self.window
-        if not is_model(win.tree):
+        run = win.current_run
+        if run is None or not is_model(run.tree) or win.running:
             return None
-        first = first_row_values(win.tree, win.raw.frame if win.raw is not None else None)
-        form = RowForm(win.tree, self._source(), lambda frame: self.light_row(
+        rows = win.state.data_of(run)
+        first = first_row_values(run.tree, rows.raw.frame if rows is not None else None)
+        form = RowForm(run.tree, self._source(), lambda frame: self.light_row(
             frame, "This row"), win, first)
         form.setAttribute(Qt.WA_DeleteOnClose)
         form.show()
@@ -131,9 +155,10 @@ class TreeAnalysis(QObject):
     def predict_dialog(self) -> PredictDialog | None:
         """Open Run → Predict a file for the model on screen (None if there is none)."""
         win = self.window
-        if win.tree is None:
+        run = win.current_run
+        if run is None or not is_model(run.tree) or win.running:
             return None
-        dialog = PredictDialog(win.tree, self._source(long=True), win)
+        dialog = PredictDialog(run.tree, self._source(long=True), win)
         dialog.setAttribute(Qt.WA_DeleteOnClose)
         dialog.show()
         return dialog
@@ -147,6 +172,11 @@ class TreeAnalysis(QObject):
         menu = self.node_menu = QMenu(win)
         menu.setAttribute(Qt.WA_DeleteOnClose)
         menu.addAction("Show its rows", lambda: self.show_node(node))
+        if isinstance(tree, Tree):   # Alt+click folds too, where the desktop leaves it
+            folded = node in win.view.collapsed_nodes()
+            menu.addAction("Unfold its subtree" if folded else "Fold its subtree",
+                           lambda: win.view.toggle_collapsed(node)) \
+                .setEnabled(not tree.is_leaf(node))
         if TreeEditor.editable(run) and tree is run.tree and not win.running:
             menu.addSeparator()
             menu.addAction("Collapse into a leaf", lambda: self.collapse_node(node)) \
@@ -171,9 +201,10 @@ class TreeAnalysis(QObject):
         run = win.current_run
         if win.running or run is None:
             return
-        if win.dataset is None or (run.data_path and not win.holds_data_of(run)):
+        rows = win.state.data_of(run)
+        if rows is None:
             win.show_error(f"Re-solving needs the rows run #{run.number} was trained on: "
                            f"open {run.dataset_name or 'its data file'} with the same "
                            "options, then try again.")
             return
-        win.editor.resolve(run, node, win.dataset, win.time_limit())
+        win.editor.resolve(run, node, rows.dataset, win.time_limit())

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPen, QTransform
-from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
+from PySide6.QtWidgets import QApplication, QGraphicsScene, QGraphicsView, QWidget
 
 from gui.models import scene_for
 from gui.tree_scene import TEXT_LOD, ModelScene, NodeItem, TreeScene
@@ -68,6 +68,9 @@ class TreeView(QGraphicsView):
         self.tree = None
         self._building: ModelScene | None = None  # scene being built in slices
         self._next_tree = None                    # newest tree waiting for its turn
+        self._clicked_node: int | None = None   # a click waiting to be no double-click
+        self._click_timer = QTimer(self, singleShot=True)
+        self._click_timer.timeout.connect(self._emit_click)
         self._build_timer = QTimer(self)
         self._build_timer.setSingleShot(True)
         self._build_timer.setInterval(0)
@@ -383,8 +386,14 @@ class TreeView(QGraphicsView):
                 return
             if event.modifiers() & FOLD_MODIFIER or self._on_badge(node, point):
                 self.toggle_collapsed(node)
-            else:
-                self.node_clicked.emit(node)
+            else:   # once it is no double-click (which zooms, and leaves the tab alone)
+                self._clicked_node = node
+                self._click_timer.start(QApplication.doubleClickInterval())
+
+    def _emit_click(self) -> None:
+        if self._clicked_node is not None:
+            node, self._clicked_node = self._clicked_node, None
+            self.node_clicked.emit(node)
 
     def _on_badge(self, node: int, point) -> bool:
         scene = self._folding_scene()
@@ -405,7 +414,10 @@ class TreeView(QGraphicsView):
         event.accept()
 
     def mouseDoubleClickEvent(self, event) -> None:
-        """Zoomed out: zoom in to read the clicked part; otherwise fit the whole tree."""
+        """Zoomed out: zoom in to read the clicked part; otherwise fit the whole tree.
+        The click before it is no node click."""
+        self._click_timer.stop()
+        self._clicked_node = None
         if self.tree is not None and self.zoom < TEXT_LOD:
             point = self.mapToScene(event.position().toPoint())
             self._auto_fit = False

@@ -37,8 +37,8 @@ def test_weights_reach_the_rows_and_the_run(qtbot):
     assert "Weighted training accuracy" in summary and "declined=3" in summary
     assert "Rows are weighted by class: approved × 1, declined × 3." in \
         win.data_panel.notes_text()
-    assert win.data_settings()["class_weight"] == "declined=3"
-    assert win._options_from_settings(win.data_settings()).class_weight == "declined=3"
+    assert win.data.data_settings()["class_weight"] == "declined=3"
+    assert win.data.options_from_settings(win.data.data_settings()).class_weight == "declined=3"
 
 
 def test_a_bad_entry_is_one_sentence(qtbot):

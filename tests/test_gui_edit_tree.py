@@ -38,16 +38,17 @@ def test_collapse_then_undo_restore_the_same_model_and_redo_the_edit(qtbot, tmp_
     assert edited.tree.is_leaf(node) and edited.tree.n_leaves < tree.n_leaves
     assert edited.train_error == error_on_rows(win, edited.tree) > run.train_error
     assert edited.status_text == "edited by hand" and not edited.optimal
-    assert f"#{run.number} edited" in edited.label and "collapsed node" in edited.message
+    assert f"#{run.number} edited" in edited.label and "collapsed the node" in edited.message
     path = tmp_path / "edited.txt"
-    assert win.export("rules", path) and "Edited by hand: collapsed node" in path.read_text()
+    assert win.files.export("rules", path)
+    assert "Edited by hand: collapsed the node" in path.read_text()
 
     assert win.undo_action.isEnabled() and not win.redo_action.isEnabled()
     win.undo_action.trigger()
     assert [r.number for r in win.results.runs] == [run.number]
     assert win.current_run is run and win.tree is tree and win.view.tree is tree
     assert win.figures.labels["status"].text() == run.status_text
-    win.export("rules", path)
+    win.files.export("rules", path)
     assert "Edited by hand" not in path.read_text()
 
     assert win.redo_action.isEnabled()
@@ -70,7 +71,7 @@ def test_a_resolved_subtree_never_increases_the_error(qtbot):
         assert after.train_error == error_on_rows(win, after.tree)
         assert after.tree.depth <= 3
         if after is not before:
-            assert after.edited_from == before.number and "re-solved node" in after.message
+            assert after.edited_from == before.number and "re-solved the " in after.message
     # the root re-solved at depth 3 is the optimal tree of depth 3
     assert win.current_run.train_error <= run.train_error
     assert "error went from" in win.result_label.text() or \
@@ -126,10 +127,10 @@ def test_an_edited_run_survives_a_session(qtbot, tmp_path):
     run = win.current_run
     win.analysis.collapse_node(0)
     path = tmp_path / "s.orchard"
-    assert win.save_session(path)
+    assert win.files.save_session(path)
     win.close()
     other = open_window(qtbot, None)
-    assert other.open_session(path)
+    assert other.files.open_session(path)
     edited = other.results.runs[-1]
     assert edited.edited_from == run.number and edited.tree.edits
     frame = read_table(LOANS).frame

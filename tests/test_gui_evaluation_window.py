@@ -72,7 +72,7 @@ def test_save_report_writes_one_page_with_the_tree_and_its_rules(qtbot, tmp_path
     run = win.current_run
     assert run.incumbents
     path = tmp_path / "report.html"
-    assert win.save_report(path)
+    assert win.files.save_report(path)
     page = path.read_text(encoding="utf-8")
     assert run.label in page and "<svg" in page
     png = re.search(r'src="data:image/png;base64,([^"]+)"', page)

@@ -70,7 +70,7 @@ def test_a_499_class_cross_validation_renders_without_blocking(qtbot, many_class
     assert panel.test_matrix.note.isVisible() and OTHER in panel.test_matrix.note.text()
     # Compact sessions: a few hundred kilobytes, not tens of megabytes.
     path = tmp_path / "many.orchard.json"
-    save_session(win.session(), path)
+    save_session(win.files.session(), path)
     assert path.stat().st_size < 1_000_000
     again = load_session(path).runs[-1]
     assert np.array_equal(again.evaluation.test_confusion(), run.evaluation.test_confusion())

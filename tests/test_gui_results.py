@@ -92,7 +92,7 @@ def test_stop_during_testing_keeps_the_tree(qtbot, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(gui.runs, "run_task", slow_validation)
-    monkeypatch.setattr("gui.main_window.run_task", slow_validation)
+    monkeypatch.setattr("gui.run_controller.run_task", slow_validation)
     win = open_window(qtbot, LOANS)
     box = win.evaluation_box
     box.method_combo.setCurrentIndex(box.method_combo.findData("kfold"))
@@ -133,7 +133,7 @@ def test_exports_are_written_and_round_trip(qtbot, tmp_path):
     win.depth_spin.setValue(3)
     result = run_and_wait(qtbot, win)
     tree = result.tree
-    dialog = win.export_dialog_all()
+    dialog = win.files.export_dialog_all()
     assert dialog.isVisible()
     dialog.folder_edit.setText(str(tmp_path))
     dialog.name_edit.setText("loans")
@@ -184,11 +184,11 @@ def test_exports_are_written_and_round_trip(qtbot, tmp_path):
 def test_export_errors_become_dialogs(qtbot, tmp_path):
     win = open_window(qtbot, LOANS)
     run_and_wait(qtbot, win)
-    assert not win.export_image(tmp_path / "tree.bmp")
+    assert not win.files.export_image(tmp_path / "tree.bmp")
     assert ".png, .svg or .pdf" in win.last_error and win._message_box.isVisible()
-    assert not win.export("rules", tmp_path / "missing" / "rules.txt")
+    assert not win.files.export("rules", tmp_path / "missing" / "rules.txt")
     assert "Cannot write" in win.last_error
-    dialog = win.export_dialog_all()
+    dialog = win.files.export_dialog_all()
     dialog.folder_edit.setText(str(tmp_path / "nowhere"))
     assert dialog.export_checked() == []
     assert "does not exist" in win.last_error
@@ -197,7 +197,7 @@ def test_export_errors_become_dialogs(qtbot, tmp_path):
 
 def test_export_actions_follow_the_tree(qtbot):
     win = open_window(qtbot, LOANS)
-    assert not win.export_action.isEnabled() and win.export_dialog_all() is None
+    assert not win.export_action.isEnabled() and win.files.export_dialog_all() is None
     run_and_wait(qtbot, win)
     assert win.export_action.isEnabled() and win.export_image_action.isEnabled()
     assert all(a.isEnabled() for a in win.export_actions.values())
@@ -223,14 +223,14 @@ def test_session_saves_and_reopens(qtbot, tmp_path):
     result = configured_run(qtbot, win)
     features = win.dataset.n_features
     path = tmp_path / f"work{SUFFIX}"
-    assert win.save_session(path)
+    assert win.files.save_session(path)
     saved = json.loads(path.read_text())
     assert saved["format"] == "orchard-session" and len(saved["runs"]) == 1
     assert saved["data_settings"]["columns"] == {"income": "ignore"}
 
     other = open_window(qtbot)
     with qtbot.waitSignal(other.prepared, timeout=LOAD_TIMEOUT):
-        assert other.open_session(path)
+        assert other.files.open_session(path)
     qtbot.waitUntil(lambda: ready(other), timeout=LOAD_TIMEOUT)
     assert other.path.resolve() == LOANS.resolve()
     assert other.data_panel.binarize() == "quantile:4"
@@ -257,7 +257,7 @@ def test_session_next_to_its_data_survives_a_move(qtbot, tmp_path):
         is None else None
     win = open_window(qtbot, data)
     run_and_wait(qtbot, win)
-    win.save_session(tmp_path / "a" / f"s{SUFFIX}")
+    win.files.save_session(tmp_path / "a" / f"s{SUFFIX}")
     moved = tmp_path / "b"
     (tmp_path / "a").rename(moved)
     other = open_window(qtbot)
@@ -270,10 +270,10 @@ def test_session_whose_data_is_gone_still_shows_its_runs(qtbot, tmp_path):
     data = write_people_csv(tmp_path / "people.csv")
     win = open_window(qtbot, data)
     run_and_wait(qtbot, win)
-    win.save_session(tmp_path / f"s{SUFFIX}")
+    win.files.save_session(tmp_path / f"s{SUFFIX}")
     data.unlink()
     other = open_window(qtbot)
-    assert other.open_session(tmp_path / f"s{SUFFIX}")
+    assert other.files.open_session(tmp_path / f"s{SUFFIX}")
     assert "no longer exists" in other.last_error and other._message_box.isVisible()
     assert len(other.results.runs) == 1 and other.view.tree is other.results.runs[0].tree
 
@@ -284,7 +284,7 @@ def test_a_bad_session_file_is_a_dialog(qtbot, tmp_path, content):
     path = tmp_path / f"bad{SUFFIX}"
     path.write_text(content)
     win = open_window(qtbot)
-    assert not win.open_session(path)
+    assert not win.files.open_session(path)
     assert win._message_box.isVisible() and "session" in win.last_error
     with pytest.raises(DataError):
         load_session(path)

@@ -23,21 +23,19 @@ def test_a_typed_row_lights_its_path_and_says_its_class(qtbot):
     assert form.fields["age"].text() == frame["age"].iloc[0]   # starts from row 1
     X = tree.prep.transform(frame)
     for row in (7, 250):
-        for name, edit in form.fields.items():
-            edit.setText(frame[name].iloc[row] or "")
+        form.set_values({name: frame[name].iloc[row] or "" for name in form.fields})
         form.show_button.click()
         assert win.view.tree_scene().highlighted_nodes() == sorted(path_to_leaf(tree, X[row]))
         assert form.answer.text().startswith(
-            f"This row: predicted {tree.class_names[tree.predict(X[row:row + 1])[0]]}")
+            f"This row: run #1 predicts {tree.class_names[tree.predict(X[row:row + 1])[0]]}")
     # every field empty: each value missing, filled as in training
-    for edit in form.fields.values():
-        edit.clear()
+    form.set_values({})
     form.show_button.click()
     filled = tree.prep.transform(form.row())
     assert win.view.tree_scene().highlighted_nodes() == sorted(path_to_leaf(tree, filled[0]))
     form.fields["age"].setText("not a number")
     form.show_button.click()
-    assert form.answer.text() == ("This row cannot go through this model: Column 'age' "
+    assert form.answer.text() == ("This row cannot go through run #1: Column 'age' "
                                   "has the non-numeric value 'not a number' (row 1).")
     form.close()
     win.close()
@@ -60,5 +58,5 @@ def test_a_chosen_row_lights_its_path_through_a_diagram(qtbot):
         choose(win, row)
         assert win.view.tree_scene().highlighted_nodes() == sorted(visited + [int(end[0])])
         name = diagram.class_names[diagram.label(int(end[0]))]
-        assert win.result_label.text().startswith(f"Row {row + 1}: predicted {name}")
+        assert win.result_label.text().startswith(f"Row {row + 1}: run #1 predicts {name}")
     win.close()

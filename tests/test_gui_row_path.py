@@ -33,9 +33,9 @@ def test_a_chosen_row_lights_its_path(qtbot):
         choose(win, row)
         assert win.view.tree_scene().highlighted_nodes() == sorted(path_to_leaf(tree, X[row]))
         status = win.result_label.text()
-        assert status.startswith(f"Row {row + 1}: predicted {tree.class_names[predicted[row]]}")
+        assert status.startswith(f"Row {row + 1}: run #1 predicts {tree.class_names[predicted[row]]}")
 
-    win.analysis.node_found(tree, int(tree.left[0]), "rule",
+    win.analysis.node_found(win.current_run, int(tree.left[0]), "rule",
                     np.flatnonzero(X[:, tree.feature[0]] <= tree.threshold[0]),
                     np.zeros(tree.value.shape[1], dtype=int))
     first = int(np.flatnonzero(X[:, tree.feature[0]] <= tree.threshold[0])[3])

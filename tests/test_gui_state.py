@@ -246,7 +246,7 @@ def test_a_session_keeps_each_runs_data_file(qtbot, tmp_path):
         win.result_label.text()
 
     path = tmp_path / f"two-files{SUFFIX}"
-    assert win.save_session(path)
+    assert win.files.save_session(path)
     saved = json.loads(path.read_text())
     assert [r["data_name"] for r in saved["runs"]] == ["people.csv", "others.csv"]
     assert [r["data_path"] for r in saved["runs"]] == [str(people.resolve()),
@@ -254,7 +254,7 @@ def test_a_session_keeps_each_runs_data_file(qtbot, tmp_path):
 
     other = open_window(qtbot)
     with qtbot.waitSignal(other.prepared, timeout=LOAD_TIMEOUT):
-        assert other.open_session(path)
+        assert other.files.open_session(path)
     qtbot.waitUntil(lambda: ready(other), timeout=LOAD_TIMEOUT)
     restored = other.results.runs
     assert [r.data_name for r in restored] == ["people.csv", "others.csv"]
@@ -349,7 +349,7 @@ def test_export_preview_shows_the_whole_picture(qtbot):
     win = open_window(qtbot, LOANS)
     win.depth_spin.setValue(4)
     run_and_wait(qtbot, win)
-    dialog = win.export_dialog_all()   # a child of the window, deleted when closed
+    dialog = win.files.export_dialog_all()   # a child of the window, deleted when closed
     keys = [dialog.format_list.item(i).data(Qt.UserRole)
             for i in range(dialog.format_list.count())]
     dialog.format_list.setCurrentRow(keys.index("png"))

@@ -22,6 +22,7 @@ from PySide6.QtCore import QSettings  # noqa: E402
 from engine.model.tree import Tree  # noqa: E402
 from engine.solvers.protocol import Result  # noqa: E402
 from gui.main_window import MainWindow  # noqa: E402
+from gui.settings import app_settings  # noqa: E402
 
 LOAD_TIMEOUT = 30_000
 RUN_TIMEOUT = 90_000   # a first blossom run may compile its numba kernel (cold cache)
@@ -33,6 +34,9 @@ def isolated_settings(tmp_path_factory):
     """Orchard's INI settings go to a temporary folder of their own for the test."""
     folder = tmp_path_factory.mktemp("settings")
     QSettings.setPath(QSettings.IniFormat, QSettings.UserScope, str(folder))
+    settings = app_settings()
+    settings.setValue("ask_before_quit", "false")   # windows close without a question
+    settings.sync()
     yield folder
 
 

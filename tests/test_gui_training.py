@@ -158,7 +158,7 @@ def test_closing_during_a_solve_stops_it_cleanly(qtbot, monkeypatch):
     before = {t.name for t in threading.enumerate()}
     win.run_button.click()
     qtbot.wait(300)
-    worker = win._run_worker
+    worker = win.runner.worker
     assert worker is not None and worker.is_running()
     ended = []
     win.run_ended.connect(ended.append)
@@ -175,7 +175,7 @@ def test_closing_during_a_real_greedy_solve(qtbot, tmp_path):
     win = open_window(qtbot, LOANS)
     win.depth_spin.setValue(12)
     win.run_button.click()
-    worker = win._run_worker
+    worker = win.runner.worker
     started = time.monotonic()
     win.close()
     assert time.monotonic() - started < 5 and worker.wait(0)

@@ -80,7 +80,7 @@ def test_closing_during_a_run_does_not_hang(qtbot, tmp_path):
     win.set_algorithm("greedy")
     qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
     start_greedy(win, depth=8)
-    worker = win._run_worker
+    worker = win.runner.worker
     assert worker is not None
     started = time.monotonic()
     win.close()
@@ -145,13 +145,13 @@ def test_missing_file_is_reported(qtbot, tmp_path):
 def test_exports_from_the_window(window, qtbot, tmp_path):
     with qtbot.waitSignal(window.run_ended, timeout=RUN_TIMEOUT):
         start_greedy(window, depth=2)
-    assert window.export_image(tmp_path / "tree.svg")
+    assert window.files.export_image(tmp_path / "tree.svg")
     assert "age" in (tmp_path / "tree.svg").read_text() or "income" in (
         tmp_path / "tree.svg").read_text()
-    assert not window.export_image(tmp_path / "tree.bmp")  # a dialog, not a crash
+    assert not window.files.export_image(tmp_path / "tree.bmp")  # a dialog, not a crash
     assert ".png, .svg or .pdf" in window.last_error
     if "rules" in EXPORT_WRITERS:
-        assert window.export("rules", tmp_path / "rules.txt")
+        assert window.files.export("rules", tmp_path / "rules.txt")
         assert (tmp_path / "rules.txt").read_text().strip()
 
 

@@ -1,7 +1,13 @@
-"""Predicted classes as a one-column CSV file, the output of `orchard predict --out`.
+"""Predictions as CSV files: the one-column file of `orchard predict --out`, and the
+table the window's "Predict a file" saves.
 
-The column is named after the model's target so the file can be pasted next to the
-input table (or compared with a labelled copy) without renaming anything.
+The CLI's column is named after the model's target so the file can be pasted next
+to the input table (or compared with a labelled copy) without renaming anything.
+The window's table explains each prediction on its own line: the row's number as the
+user counts the file's rows (1 = the first data row), the cells the model reads as
+they are in the file (a missing cell stays empty), the true class when the file has
+the class column, then the predicted class, its probability (its share of the
+training rows of the leaf) and that leaf's node id, as the tree or diagram shows it.
 """
 
 from __future__ import annotations
@@ -11,7 +17,11 @@ import io
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 from engine.export.files import write_atomically
+from engine.prediction import Predictions
 
 
 def predictions_csv(class_names: Iterable[str], column: str = "prediction") -> str:
@@ -28,3 +38,33 @@ def write_predictions(path: str | Path, class_names: Iterable[str],
     """Write `predictions_csv(class_names, column)` to `path` atomically."""
     text = predictions_csv(class_names, column)
     write_atomically(path, lambda temporary: temporary.write_text(text, encoding="utf-8"))
+
+
+def prediction_table(model, frame: pd.DataFrame, predictions: Predictions) -> pd.DataFrame:
+    """One line per row of `frame` (raw cells, as read) that `predictions` (of `model`,
+    a Tree or Diagram) predicts: row, the model's input columns, true class (only when
+    `frame` has the class column), predicted class, probability, leaf."""
+    inputs = [column.name for column in model.prep.columns]
+    names = np.array(predictions.class_names, dtype=object)
+    table = {_free("row", inputs): np.arange(1, len(frame) + 1)}
+    table.update({name: frame[name].to_numpy() for name in inputs})
+    if predictions.truth is not None:
+        table[_free("true class", inputs)] = frame[predictions.target].to_numpy()
+    table[_free("predicted class", inputs)] = names[predictions.predicted]
+    table[_free("probability", inputs)] = predictions.probability
+    table[_free("leaf", inputs)] = predictions.leaf
+    return pd.DataFrame(table)
+
+
+def _free(name: str, taken: list[str]) -> str:
+    """`name`, with underscores before it while an input column has that name, so no
+    header is written twice."""
+    while name in taken:
+        name = "_" + name
+    return name
+
+
+def write_prediction_table(path: str | Path, table: pd.DataFrame) -> None:
+    """Write a `prediction_table` to `path` as CSV (missing cells empty), atomically."""
+    write_atomically(path, lambda temporary: table.to_csv(
+        temporary, index=False, lineterminator="\n", encoding="utf-8"))

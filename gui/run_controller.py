@@ -1,0 +1,248 @@
+"""A run, from Run to its record: the draft committed as it is at the click, the
+search in a worker, its improving trees drawn live, and the finished run added to
+the application state with the rows it trained on.
+
+While a run is live, the screen belongs to it (its label in every message, no
+earlier run's tree or figures); when it ends, it becomes the selected run like any
+other (`MainWindow.show_run`).  A run that ends without a result spends its number
+and leaves no tree on screen as if it were an answer.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from engine.data.features import format_count
+from engine.evaluation import CrossValidation
+from engine.solvers import get_solver
+from engine.solvers.monitor import Monitor
+from gui.app_state import AppState
+from gui.data_tasks import StageRelay
+from gui.models import is_model, size_text
+from gui.runs import RunRecord, run_task
+from gui.worker import Worker, error_message
+
+LIVE_REDRAW_MS = 200   # at most five redraws a second while a solver improves its tree
+TICK_MS = 100          # elapsed time during a run
+CURVE_TICKS = 4        # the curve reaches up to "now" every 4 ticks (sooner if it improved)
+
+
+def no_tree_text(label: str, status: str) -> str:
+    """One sentence for a run that ended without a tree, with what to try."""
+    stopped = ("was stopped before it found a tree: run it again and let it search "
+               "longer, or lower the depth")
+    why = {
+        "cancelled": stopped,
+        "stopped": stopped,
+        "time_limit": "reached its time limit before it found a tree: raise the time "
+                      "limit, lower the depth or choose a faster algorithm such as Greedy",
+        "memory_limit": "ran out of memory before it found a tree: lower the depth or use "
+                        "fewer features (fewer quantile thresholds)",
+        "infeasible": "found no tree classifying every row within this depth: raise the "
+                      "depth, or tick “Drop rows contradicting identical rows”",
+        "error": "failed before it found a tree: see the message, change the settings it "
+                 "names and run again",
+    }.get(str(status), "ended without a tree: try a smaller depth or another algorithm")
+    return f"Run {label} {why}."
+
+
+def result_text(run: RunRecord) -> str:
+    """One line naming the run ("#3 Blossom on iris.csv: ...") and its figures."""
+    if not is_model(run.tree):
+        return f"{run.label}: {run.status_text}, no tree · {run.time_s:.2f} s"
+    parts = [(f"{run.label}: training error {format_count(run.train_error)} of "
+              f"{format_count(run.total_weight)}"),
+             f"accuracy {100 * run.train_accuracy:.1f}%"]
+    if run.evaluation is not None:
+        parts.append(run.evaluation.summary())
+    if run.lower_bound > 0 and not run.optimal:
+        parts.append(f"lower bound {format_count(run.lower_bound)}")
+    parts += [run.status_text, f"{run.time_s:.2f} s", size_text(run.tree)]
+    if run.message:   # a non-answer, explained with what to try
+        parts.append(run.message)
+    return " · ".join(parts)
+
+
+class RunController(QObject):
+    ended = Signal(object)        # the Result, or None when the run failed
+    busy_changed = Signal()
+
+    def __init__(self, window, state: AppState):
+        super().__init__(window)
+        self.win, self.state = window, state
+        self.worker: Worker | None = None
+        self.monitor: Monitor | None = None
+        self.queued = False          # Run pressed while the data was being prepared
+        self._context: dict | None = None
+        self._pending = None         # the newest live tree, drawn at the next redraw
+        self._live_figures = None    # (error, bound) of the newest live tree
+        self._testing = False
+        self._ticks = 0
+        self._redraw = QTimer(self, singleShot=True, interval=LIVE_REDRAW_MS)
+        self._redraw.timeout.connect(self._draw_pending)
+        self._tick_timer = QTimer(self, interval=TICK_MS)
+        self._tick_timer.timeout.connect(self._tick)
+
+    @property
+    def running(self) -> bool:
+        return self.worker is not None
+
+    def data_ready(self, dataset) -> None:
+        """The draft was prepared: a run waiting for it starts now."""
+        if self.queued and not self.win.preparing:
+            self.queued = False
+            if dataset is not None:
+                self.run()
+            self.busy_changed.emit()
+
+    # ------------------------------------------------------------------- run
+    def run(self) -> None:
+        """Train the chosen algorithm on the draft as it is now, in the background."""
+        win, draft = self.win, self.state.draft
+        if win.loading or win.running or draft.raw is None:
+            return
+        win.data_panel.commit_edits()   # a field still being typed in counts
+        if win.preparing:
+            self.queued = True
+            win.set_status("Preparing the data with the new options; the run starts as "
+                           "soon as it is ready…")
+            self.busy_changed.emit()
+            return
+        rows = draft.run_data()
+        if rows is None:
+            return
+        if win.data_panel.target_question_text():   # running answers "Use it"
+            win.data.accept_target()
+        algorithm, params, time_limit = win.algorithm(), win.params(), win.time_limit()
+        plan = win.evaluation_box.plan()
+        try:
+            get_solver(algorithm).resolve(params)
+            validation = (CrossValidation(draft.raw, draft.prep.options, algorithm, params,
+                                          plan, time_limit) if plan is not None else None)
+        except Exception as exc:  # noqa: BLE001 - a parameter problem, shown to the user
+            win.show_error(error_message(exc))
+            return
+        monitor = Monitor(time_limit)
+
+        def cancel() -> None:
+            monitor.cancel()
+            if validation is not None:
+                validation.cancel()
+
+        worker = Worker(run_task, rows.dataset, algorithm, params, monitor, validation,
+                        on_cancel=cancel, name="orchard-train", report_arg="report")
+        monitor.on_incumbent = lambda tree, t, error, bound: worker.report(
+            ("incumbent", tree, float(t), float(error), float(bound)))
+        monitor.on_progress = StageRelay(worker.report)
+        worker.partial.connect(self._progress)
+        worker.finished.connect(self._finished)
+        worker.errored.connect(self._failed)
+        worker.cancelled.connect(self._failed)
+        self.monitor, self.worker = monitor, worker
+        # The run's number is the next one; a failed run spends it too.
+        number = win.take_run_number()
+        title = get_solver(algorithm).title
+        name = draft.path.name if draft.path else ""
+        label = f"#{number} {title}" + (f" on {name}" if name else "")
+        self._context = {"rows": rows, "algorithm": algorithm, "params": dict(params),
+                         "time_limit": time_limit, "number": number, "label": label}
+        self._pending, self._live_figures, self._testing = None, None, False
+        win.show_live_run(label, f"{label}, depth {params.get('depth', '—')}")
+        self.busy_changed.emit()
+        worker.start()
+        self._tick_timer.start()
+
+    def stop(self) -> None:
+        """Ask the running solver to stop (it returns the best tree found so far), or
+        call off a run waiting for the data."""
+        if self.queued:
+            self.queued = False
+            self.win.set_status("The run waiting for the data was called off.")
+            self.busy_changed.emit()
+        if self.worker is not None:
+            self.win.set_status("Stopping…")
+            self.worker.cancel()
+
+    # ------------------------------------------------------------- live view
+    def _progress(self, payload) -> None:
+        win = self.win
+        if self.sender() is not self.worker or win.closing:
+            return
+        kind, label = payload[0], self._context["label"]
+        if kind == "incumbent":
+            _, tree, t, error, bound = payload
+            if self._live_figures is None:
+                win.settle_heap()   # whatever the solver set up (numba included) stays put
+            self._pending = tree
+            self._live_figures = (error, bound)
+            win.figures.set_figures("running", t, error, bound, False)
+            win.set_status(f"Running {label}… best so far: error {format_count(error)}"
+                           f"{f', lower bound {format_count(bound)}' if bound > 0 else ''}"
+                           f" after {t:.1f} s")
+            if not self._redraw.isActive():
+                self._redraw.start()
+        elif kind == "stage" and self._live_figures is None:
+            # before the first tree: the solver's set-up, e.g. grouping 2 million rows
+            win.set_status(f"Running {label}… {payload[1]}")
+        elif kind == "phase":
+            self._testing = True
+            self._tick()   # the curve's final state before testing starts
+            win.figures.labels["status"].setText("testing")
+            win.set_status(payload[1])
+        elif kind == "fold":
+            _, fold, n = payload
+            win.set_status(f"Testing: split {fold.fold + 1} of {n} done, test accuracy "
+                           f"{100 * fold.test_accuracy:.1f}%")
+
+    def _tick(self) -> None:
+        monitor, win = self.monitor, self.win
+        if monitor is None or win.closing or self._testing:
+            return
+        elapsed = monitor.elapsed()
+        win.figures.set_elapsed(elapsed)
+        self._ticks += 1
+        if len(monitor.incumbents) != len(win.chart.points) or self._ticks % CURVE_TICKS == 0:
+            win.chart.set_points(list(monitor.incumbents), elapsed)
+
+    def _draw_pending(self) -> None:
+        if self._pending is None or self.win.closing:
+            return
+        tree, self._pending = self._pending, None
+        self.win.show_tree(tree)
+
+    # ------------------------------------------------------------------ end
+    def _finished(self, outcome) -> None:
+        if self.sender() is not self.worker or self.win.closing:
+            return
+        context = self._end()
+        rows = context["rows"]
+        record = RunRecord.from_outcome(
+            context["number"], outcome, rows.dataset, context["algorithm"],
+            context["params"], rows.settings, context["time_limit"],
+            data_path=str(rows.path.resolve()) if rows.path else None)
+        self.state.add_run(record, rows)
+        self.win.show_run(record, switch_tab=False)   # its row selected, the status names it
+        self.win.settle_heap()
+        self.ended.emit(outcome.result)
+
+    def _failed(self, message: str = "") -> None:
+        """A run that ended without a result: its number is spent (the next run never
+        takes it), and no tree of it stays on screen as if it were an answer."""
+        if self.sender() is not self.worker or self.win.closing:
+            return
+        label = self._end()["label"]
+        self.win.show_failed_run(label, message)
+        self.ended.emit(None)
+
+    def _end(self) -> dict:
+        self._tick_timer.stop()
+        self._redraw.stop()
+        context = self._context
+        self._pending, self.worker, self.monitor, self._context = None, None, None, None
+        self._testing = False
+        self.busy_changed.emit()
+        return context
+
+    def close(self) -> None:
+        self._tick_timer.stop()
+        self._redraw.stop()

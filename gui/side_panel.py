@@ -1,0 +1,116 @@
+"""The side panel: the draft's editors (Data, Algorithm, Test accuracy) in a
+scroll area, and Run / Stop below it, always in view.
+
+Run and Stop sit at the panel's bottom edge and never move: the hint about what
+Run needs is above them (a hint below grew and shrank with its text, so the
+buttons moved up 18 px when a run started and a Stop click where Run had been
+landed on a label).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.algorithm_panel import AlgorithmPanel
+from gui.data_panel import DataPanel
+from gui.evaluation_box import EvaluationBox
+
+HINT_COLOUR = "#505863"
+PANEL_MIN_WIDTH, PANEL_MAX_WIDTH = 330, 460
+
+
+class PanelScroll(QScrollArea):
+    """The scroll area of the side panel's settings.  It scrolls only vertically, its
+    scroll bar is always there (so the settings keep their width whether or not they
+    are taller than the window) and it is never narrower than the settings need, so
+    no control is cut off at the right edge nor shifted sideways when focus moves."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOn)
+        self.setMinimumWidth(PANEL_MIN_WIDTH)
+        self.setMaximumWidth(PANEL_MAX_WIDTH)
+        bar = self.horizontalScrollBar()
+        bar.valueChanged.connect(lambda value: value and bar.setValue(0))
+
+    def setWidget(self, widget: QWidget) -> None:
+        super().setWidget(widget)
+        widget.installEventFilter(self)
+        self._fit_width()
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.widget() and event.type() == QEvent.LayoutRequest:
+            self._fit_width()   # e.g. another algorithm's parameter form
+        return super().eventFilter(watched, event)
+
+    def _fit_width(self) -> None:
+        widget = self.widget()
+        if widget is None:
+            return
+        needed = (widget.minimumSizeHint().width() + self.verticalScrollBar().sizeHint().width()
+                  + 2 * self.frameWidth())
+        self.setMinimumWidth(max(PANEL_MIN_WIDTH, needed))
+        self.setMaximumWidth(max(PANEL_MAX_WIDTH, needed))
+
+
+class SidePanel(QWidget):
+    def __init__(self, samples: list[Path], parent=None):
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        self.scroll = PanelScroll(self)
+        panel = QWidget(self.scroll)
+        settings = QVBoxLayout(panel)
+        settings.setContentsMargins(10, 8, 8, 8)
+        self.data_panel = DataPanel(samples, panel)
+        self.algo_panel = AlgorithmPanel(panel)
+        self.evaluation_box = EvaluationBox(panel)
+        for widget in (self.data_panel, self.algo_panel, self.evaluation_box):
+            settings.addWidget(widget)
+        settings.addStretch(1)
+        self.scroll.setWidget(panel)
+        layout.addWidget(self.scroll, 1)
+        line = QFrame(self)
+        line.setFrameShape(QFrame.HLine)
+        line.setFrameShadow(QFrame.Sunken)
+        layout.addWidget(line)
+
+        self.run_bar = QWidget(self)
+        bar = QVBoxLayout(self.run_bar)
+        # the buttons line up with the groups above (whose right edge is the scroll bar)
+        bar.setContentsMargins(10, 6, 8 + self.scroll.verticalScrollBar().sizeHint().width(), 8)
+        bar.setSpacing(4)
+        self.run_hint = QLabel(self.run_bar)
+        self.run_hint.setWordWrap(True)
+        self.run_hint.setStyleSheet(f"color: {HINT_COLOUR};")
+        bar.addWidget(self.run_hint)
+        buttons = QHBoxLayout()
+        self.run_button = QPushButton("▶  Run", self.run_bar)
+        self.run_button.setDefault(True)
+        self.run_button.setToolTip("Train the chosen algorithm on the prepared data "
+                                   "(Ctrl+R).")
+        self.stop_button = QPushButton("■  Stop", self.run_bar)
+        self.stop_button.setToolTip("Stop the search and keep the best tree found (Esc).")
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.stop_button)
+        bar.addLayout(buttons)
+        layout.addWidget(self.run_bar)
+
+    def set_hint(self, text: str) -> None:
+        self.run_hint.setText(text)
+        self.run_hint.setVisible(bool(text))
