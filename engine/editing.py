@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from engine.data.dataset import Dataset
-from engine.data.features import LE, NUM
+from engine.data.features import LE, NUM, format_count
 from engine.errors import DataError, ParameterError
 from engine.model.tree import Tree
 from engine.solvers.monitor import Monitor
@@ -46,6 +46,29 @@ def subtree_nodes(tree: Tree, node: int) -> list[int]:
 def node_depth(tree: Tree, node: int) -> int:
     """How many tests lie between the root and `node`."""
     return int(tree.node_depths()[node])
+
+
+def node_text(tree: Tree, node: int) -> str:
+    """`node` in the words of the tree view: "the node 'age <= 37.5' under 'income >
+    50'", "the root 'age <= 37.5'", "the leaf under 'income <= 50'".
+
+    The window never shows node numbers, and one test can sit at several nodes, so a
+    node is named by its test and the branch conditions that lead to it.
+    """
+    parent = np.full(tree.n_nodes, -1)
+    for k in range(tree.n_nodes):
+        if not tree.is_leaf(k):
+            parent[tree.left[k]] = parent[tree.right[k]] = k
+    path, child = [], node
+    while parent[child] >= 0:
+        up = int(parent[child])
+        left, right = tree.branch_conditions(up)
+        path.append(left if tree.left[up] == child else right)
+        child = up
+    under = f" under '{' and '.join(reversed(path))}'" if path else ""
+    if tree.is_leaf(node):
+        return f"the leaf{under}" if path else "the root"
+    return f"{'the node' if path else 'the root'} '{tree.condition(node)}'{under}"
 
 
 def _check_node(tree: Tree, node: int) -> None:
@@ -94,8 +117,9 @@ def collapse(tree: Tree, node: int) -> Tree:
     the class the node already predicted (its majority)."""
     _check_node(tree, node)
     if tree.is_leaf(node):
-        raise ParameterError(f"Node {node} is already a leaf.")
-    return _rebuild(tree, node, None, f"collapsed node {node} into a leaf "
+        raise ParameterError(f"Nothing to collapse: {node_text(tree, node)} is already a "
+                             "leaf.")
+    return _rebuild(tree, node, None, f"collapsed {node_text(tree, node)} into a leaf "
                     f"({tree.class_names[tree.label[node]]})")
 
 
@@ -166,6 +190,7 @@ class Resolved:
 
     tree: Tree            # the edited tree, or the same tree when nothing better came
     node: int
+    name: str             # the node in the user's words (`node_text`)
     depth: int            # the depth the subtree could use
     rows: int             # training rows reaching the node
     old_error: float      # the subtree's misclassified weight before
@@ -179,11 +204,12 @@ class Resolved:
     def summary(self) -> str:
         """One sentence saying what happened, for the status line and the history."""
         if self.improved:
-            return (f"Re-solved node {self.node} ({self.rows:,} rows, depth {self.depth}): "
-                    f"its error went from {self.old_error:g} to {self.new_error:g}.")
+            return (f"Re-solved {self.name} ({self.rows:,} rows, depth {self.depth}): its "
+                    f"error went from {format_count(self.old_error)} to "
+                    f"{format_count(self.new_error)}.")
         proof = "is optimal" if self.result.optimal else "was not beaten within the time"
-        return (f"Node {self.node}'s subtree ({self.rows:,} rows, depth {self.depth}) "
-                f"{proof}: the tree is unchanged (error {self.old_error:g}).")
+        return (f"The subtree of {self.name} ({self.rows:,} rows, depth {self.depth}) "
+                f"{proof}: the tree is unchanged (error {format_count(self.old_error)}).")
 
 
 def remaining_depth(tree: Tree, node: int, depth_limit: int | None) -> int:
@@ -205,10 +231,12 @@ def resolve_subtree(tree: Tree, data: Dataset, node: int, depth_limit: int | Non
     only when its error is smaller.
     """
     _check_node(tree, node)
+    name = node_text(tree, node)
     depth = remaining_depth(tree, node, depth_limit)
     if depth < 1:
-        raise ParameterError(f"Node {node} is at the depth limit ({depth_limit}): no depth "
-                             "is left under it; raise the depth and run again to grow it.")
+        raise ParameterError(f"{name[0].upper()}{name[1:]} is at the depth limit "
+                             f"({depth_limit}): no depth is left under it; raise the depth "
+                             "and run again to grow it.")
     X = training_matrix(tree, data)
     rows = tree.reaches(X, node)
     sub = Dataset(X[rows], data.y[rows], data.w[rows], tree.prep, data.report,
@@ -223,9 +251,10 @@ def resolve_subtree(tree: Tree, data: Dataset, node: int, depth_limit: int | Non
         if error < old_error - TOLERANCE * max(1.0, old_error):
             new_error = error
             edited = _rebuild(tree, node, _as_subtree(result.tree, tree),
-                              f"re-solved node {node} (depth {depth}, error "
-                              f"{old_error:g} -> {error:g})")
-    return Resolved(edited, node, depth, int(rows.sum()), old_error, new_error, result)
+                              f"re-solved {name} (depth {depth}, error "
+                              f"{format_count(old_error)} -> {format_count(error)})")
+    return Resolved(edited, node, name, depth, int(rows.sum()), old_error, new_error,
+                    result)
 
 
 def _as_subtree(sub: Tree, tree: Tree) -> Tree:

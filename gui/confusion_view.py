@@ -33,6 +33,8 @@ from engine.data.features import format_count
 MAX_SHOWN = 30
 MOST_PIXELS = 420   # the most a matrix takes on screen in either direction
 OTHER = "other classes"
+WEIGHTED_NOTE = ("Rows are weighted by class: a cell is its rows' total weight, not how "
+                 "many rows it holds.")
 HINT_COLOUR = "#505863"
 _ROOT = QModelIndex()
 
@@ -72,10 +74,12 @@ class ConfusionModel(QAbstractTableModel):
         self.shown = np.zeros((0, 0))
         self.labels: list[str] = []
         self._totals = np.zeros(0)
+        self.weighted = False   # cells are class-weighted rows, not numbers of rows
 
-    def set_matrix(self, shown: np.ndarray, labels: list[str]) -> None:
+    def set_matrix(self, shown: np.ndarray, labels: list[str],
+                   weighted: bool = False) -> None:
         self.beginResetModel()
-        self.shown, self.labels = shown, labels
+        self.shown, self.labels, self.weighted = shown, labels, weighted
         self._totals = shown.sum(axis=1) if shown.size else np.zeros(0)
         self.endResetModel()
 
@@ -106,7 +110,9 @@ class ConfusionModel(QAbstractTableModel):
             base.setAlphaF(0.08 + 0.55 * share)
             return QBrush(base)
         if role == Qt.ToolTipRole:
-            return (f"true {self.labels[i]}, predicted {self.labels[j]}: {format_count(value)} "
+            amount = (f"weight {format_count(value)}" if self.weighted
+                      else f"{format_count(value)} row{'' if value == 1 else 's'}")
+            return (f"true {self.labels[i]}, predicted {self.labels[j]}: {amount} "
                     f"({100 * share:.1f}% of {self.labels[i]})")
         return None
 
@@ -159,7 +165,10 @@ class ConfusionView(QWidget):
     def text(self, row: int, column: int) -> str:
         return self.model.data(self.model.index(row, column))
 
-    def show_matrix(self, matrix: np.ndarray | None, names: list[str]) -> None:
+    def show_matrix(self, matrix: np.ndarray | None, names: list[str],
+                    weighted: bool = False) -> None:
+        """Show `matrix` (rows: true class); `weighted` when its cells are class-weighted
+        rows, which the note and tooltips then say (a weight is not a row count)."""
         matrix = np.zeros((0, 0)) if matrix is None else np.asarray(matrix, dtype=float)
         if matrix.ndim != 2:
             matrix = np.zeros((0, 0))
@@ -167,13 +176,16 @@ class ConfusionView(QWidget):
         shown, labels = capped(matrix, self.names)
         index = {name: k for k, name in enumerate(self.names)}
         self.classes = [index.get(label, -1) if label != OTHER else -1 for label in labels]
-        self.model.set_matrix(shown, labels)
+        self.model.set_matrix(shown, labels, weighted)
         self._fit_columns(shown, labels)
         folded = max(matrix.shape[0] - MAX_SHOWN, 0)
-        self.note.setText(f"The {MAX_SHOWN} classes with the most rows; the other {folded} "
-                          f"are summed in “{OTHER}”. Export CSV writes every class."
-                          if folded else "")
-        self.note.setVisible(bool(folded))
+        notes = [f"The {MAX_SHOWN} classes with the most rows; the other {folded} are "
+                 f"summed in “{OTHER}”. Export CSV writes every class."
+                 ] if folded else []
+        if weighted and matrix.size:
+            notes.append(WEIGHTED_NOTE)
+        self.note.setText(" ".join(notes))
+        self.note.setVisible(bool(notes))
         self.export_button.setEnabled(matrix.size > 0)
         # A few classes fit whole, without scroll bars (a squeezed layout would give
         # them a sliver); many classes scroll within at most 420 pixels.

@@ -17,6 +17,11 @@ The layout is a simplified layered (Sugiyama-style) drawing:
   where they come from; a node's two arcs leave from two points of its bottom with
   their "yes" / "no" labels just below, so no label strays next to another node's.
 
+As in a tree (`engine.export.walk.branches`), a node shows its test in positive
+words (`colour = blue`, not `colour != blue`) and its "yes" arc, where the test
+holds, leaves from the left of its box and its "no" arc from the right, whichever
+child the diagram's arrays call left; the layout wishes the yes child to the left.
+
 Hovering a node highlights every node and arc on some path from the root to it:
 all the ways a row can arrive there, several in a DAG.  (The arcs its training
 rows actually took are not recorded: a diagram keeps only each node's class
@@ -32,6 +37,7 @@ from itertools import pairwise
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QPainterPath
 
+from engine.export.walk import Branches, branches
 from engine.model.diagram import Diagram
 from gui.tree_scene import (
     H_GAP,
@@ -59,7 +65,7 @@ SHOWN_PATHS = 3         # paths spelled out when hovering a node several paths r
 class Arc:
     tail: int
     head: int
-    holds: bool          # taken when the tail's test holds (its left child)
+    holds: bool          # taken when the tail's test holds: its "yes", drawn left
 
 
 @dataclass
@@ -69,18 +75,23 @@ class DiagramLayout:
     lanes: list[list[float]]  # per arc: x of its lane in each row it crosses
 
 
-def diagram_arcs(diagram: Diagram) -> list[Arc]:
-    """Both arcs of every decision node reachable from the root, in node order
-    (children always have larger ids, so this is a topological order)."""
-    if not diagram.n_internal:
-        return []
-    arcs, reached = [], {diagram.root}
+def diagram_forks(diagram: Diagram) -> dict[int, Branches]:
+    """How every decision node reachable from the root is drawn (`branches`), in node
+    order (children always have larger ids, so this is a topological order)."""
+    forks, reached = {}, {diagram.root}
     for node in range(diagram.root, diagram.n_internal):
         if node in reached:
-            for holds, child in zip((True, False), diagram.children(node)):
-                arcs.append(Arc(node, child, holds))
-                reached.add(child)
-    return arcs
+            forks[node] = fork = branches(diagram, node)
+            reached |= {fork.yes, fork.no}
+    return forks
+
+
+def diagram_arcs(diagram: Diagram, forks: dict[int, Branches] | None = None) -> list[Arc]:
+    """Both arcs of every decision node reachable from the root, yes then no, in node
+    order (`forks`: from `diagram_forks`, computed when not given)."""
+    forks = diagram_forks(diagram) if forks is None else forks
+    return [Arc(node, child, holds) for node, fork in forks.items()
+            for holds, child in fork.arcs]
 
 
 def diagram_layout(diagram: Diagram, arcs: list[Arc], node_width: float,
@@ -168,7 +179,8 @@ class DiagramScene(ModelScene):
 
     def __init__(self, diagram: Diagram, parent=None, deferred: bool = False):
         super().__init__(diagram, diagram.n_internal + diagram.n_classes, parent)
-        self.arcs = diagram_arcs(diagram)
+        self.forks = diagram_forks(diagram)   # each node's test, yes and no child
+        self.arcs = diagram_arcs(diagram, self.forks)
         self._into: dict[int, list[Arc]] = defaultdict(list)
         for arc in self.arcs:
             self._into[arc.head].append(arc)
@@ -214,7 +226,7 @@ class DiagramScene(ModelScene):
 
     def condition(self, arc: Arc) -> str:
         """What a row satisfies to follow `arc`."""
-        return self.tree.branch_conditions(arc.tail)[0 if arc.holds else 1]
+        return self.forks[arc.tail].condition(arc.holds)
 
     def hover_text(self, node: int) -> str:
         texts = [" → ".join(self.condition(a) for a in path) or "root"
@@ -243,7 +255,7 @@ class DiagramScene(ModelScene):
                 head = (f"Class terminal {names[c]}: {arcs_in} arc{'s' * (arcs_in != 1)} "
                         "end here" if arcs_in else f"Every row is predicted {names[c]}")
             else:
-                titles[node] = diagram.node_text(node)
+                titles[node] = self.forks[node].text
                 subtitles[node] = count_text(total)
                 head = f"Layer {int(diagram.layer[node]) + 1} test: {titles[node]}"
             tooltips[node] = f"{head}\n{class_counts(value[node], names)}"
@@ -279,7 +291,7 @@ class DiagramScene(ModelScene):
                 stops += [QPointF(lane, top[r]), QPointF(lane, top[r] + style.box_height)]
             stops.append(QPointF(ends[i], top[row[arc.head]]))
             edge = EdgeItem(arc.tail, arc.head, *arc_path(stops),
-                            "yes" if arc.holds else "no", self.condition(arc),
+                            self.forks[arc.tail].label(arc.holds), self.condition(arc),
                             style.small_font)
             self.addItem(edge)
             self.edge_items.append(edge)
@@ -319,8 +331,8 @@ class DiagramScene(ModelScene):
         for i, arc in enumerate(self.arcs):
             out[arc.tail].append(i)
             into[arc.head].append(i)
-        for tail, ids in out.items():
-            ids.sort(key=lambda i: (goes_to[i], not self.arcs[i].holds))
+        for tail, ids in out.items():   # yes on the left, even if its child is not
+            ids.sort(key=lambda i: not self.arcs[i].holds)
             for i, side in zip(ids, (-OUT_SPREAD, OUT_SPREAD)):
                 starts[i] = x[tail] + side
         room = 0.7 * box_width

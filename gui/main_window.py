@@ -26,17 +26,12 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
-    QFrame,
-    QHBoxLayout,
     QLabel,
     QMainWindow,
     QMessageBox,
     QSizePolicy,
     QSplitter,
     QTabWidget,
-    QToolButton,
-    QVBoxLayout,
-    QWidget,
 )
 
 from engine.solvers import get_solver
@@ -50,23 +45,21 @@ from gui.data_view import DataView
 from gui.evaluation_views import EvaluationViews
 from gui.file_actions import EXPORT_KINDS, EXPORT_WRITERS, FileActions
 from gui.models import is_model
-from gui.progress_chart import ProgressChart
 from gui.results_panel import ResultsPanel
-from gui.run_controller import RunController, no_tree_text, result_text
+from gui.run_controller import RunController
+from gui.run_display import RunDisplay
 from gui.runs import RunRecord, status_text
 from gui.session import SUFFIX as SESSION_SUFFIX
-from gui.side_panel import HINT_COLOUR, SidePanel
+from gui.side_panel import SidePanel
 from gui.status_bar import RunFigures
 from gui.tree_analysis import TreeAnalysis
 from gui.tree_editing import TreeEditor
-from gui.tree_tools import TreeToolBar
-from gui.tree_view import TreeView
+from gui.tree_tab import TreeTab
 from gui.worker import Worker
 from resources import SAMPLES_DIR
 
 PANEL_WIDTH = 370
 TAB_DATA, TAB_TREE, TAB_RESULTS, TAB_EVALUATION = range(4)
-PATH_HINT = "Hover over a node to highlight its path from the root."
 
 
 def settle_heap() -> None:
@@ -83,14 +76,6 @@ def settle_heap() -> None:
 
 def sample_files() -> list[Path]:
     return sorted(SAMPLES_DIR.glob("*.csv")) if SAMPLES_DIR.is_dir() else []
-
-
-def run_header(run: RunRecord) -> str:
-    """The Tree tab's header for a run: which run, and the rows it trained on."""
-    target = run.tree.prep.target if is_model(run.tree) else run.data_settings.get("target")
-    return (f"<b>{html.escape(run.label)}</b> — {run.n_rows:,} rows, "
-            f"{len(run.class_names)} classes, {run.n_features:,} features"
-            + (f" (target '{html.escape(str(target))}')" if target else ""))
 
 
 class MainWindow(QMainWindow):
@@ -118,6 +103,7 @@ class MainWindow(QMainWindow):
         self.files = FileActions(self, self.state)
         self.editor = TreeEditor(self.take_run_number, self)
         self.analysis = TreeAnalysis(self, TAB_DATA)
+        self.display = RunDisplay(self, self.state)
         self.prepared, self.data_ready = self.data.prepared, self.data.data_ready
         self.run_ended = self.runner.ended
         self._build_actions()
@@ -230,7 +216,11 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget(self)
         self.data_view = DataView(self.columns, self)
         self.tabs.addTab(self.data_view, "Data")
-        self.tabs.addTab(self._build_tree_tab(), "Tree")
+        self.tree_tab = TreeTab(self)
+        self.summary_label, self.view = self.tree_tab.summary_label, self.tree_tab.view
+        self.tree_tools, self.path_label = self.tree_tab.tree_tools, self.tree_tab.path_label
+        self.chart = self.tree_tab.chart
+        self.tabs.addTab(self.tree_tab, "Tree")
         self.results = ResultsPanel(self)
         self.tabs.addTab(self.results, "Results")
         self.evaluation_views = EvaluationViews(self)
@@ -241,50 +231,6 @@ class MainWindow(QMainWindow):
         splitter.setCollapsible(1, False)
         splitter.setSizes([PANEL_WIDTH, 1000])
         self.setCentralWidget(splitter)
-
-    def _build_tree_tab(self) -> QWidget:
-        # Trees are wide, curves are wide: the chart sits under the tree, full width.
-        splitter = QSplitter(Qt.Vertical, self)
-        area = QWidget(splitter)
-        layout = QVBoxLayout(area)
-        layout.setContentsMargins(6, 6, 6, 6)
-        layout.setSpacing(6)
-        top = QHBoxLayout()
-        self.summary_label = QLabel("No data loaded.", area)
-        self.summary_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.summary_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-        top.addWidget(self.summary_label, 1)
-        for text, tip, slot in (("−", "Zoom out (Ctrl+-)", lambda: self.view.zoom_by(0.8)),
-                                ("+", "Zoom in (Ctrl++)", lambda: self.view.zoom_by(1.25)),
-                                ("Fit", "Fit the tree to the window (Ctrl+0)",
-                                 lambda: self.view.fit())):
-            button = QToolButton(area)
-            button.setText(text)
-            button.setToolTip(tip)
-            button.clicked.connect(slot)
-            top.addWidget(button)
-        layout.addLayout(top)
-        self.view = TreeView(area)
-        self.tree_tools = TreeToolBar(self.view, area)
-        layout.addWidget(self.tree_tools)
-        frame = QFrame(area)
-        frame.setFrameShape(QFrame.StyledPanel)
-        frame_layout = QVBoxLayout(frame)
-        frame_layout.setContentsMargins(1, 1, 1, 1)
-        frame_layout.addWidget(self.view)
-        layout.addWidget(frame, 1)
-        self.path_label = QLabel(PATH_HINT, area)
-        self.path_label.setStyleSheet(f"color: {HINT_COLOUR};")
-        self.path_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-        layout.addWidget(self.path_label)
-        self.chart = ProgressChart(splitter)
-        splitter.addWidget(area)
-        splitter.addWidget(self.chart)
-        splitter.setStretchFactor(0, 1)
-        splitter.setStretchFactor(1, 0)
-        splitter.setCollapsible(0, False)
-        splitter.setSizes([560, 230])
-        return splitter
 
     def _build_status_bar(self) -> None:
         self.result_label = QLabel("Ready.", self)
@@ -297,9 +243,10 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         """Views observe the state and the controllers; user actions reach them."""
         state, data, panel = self.state, self.data, self.data_panel
-        state.selection_changed.connect(lambda run: self._refresh_evaluation())
-        state.runs_changed.connect(self._runs_changed)
-        state.draft_changed.connect(lambda draft: self._show_header())
+        display = self.display
+        state.selection_changed.connect(lambda run: display.refresh_evaluation())
+        state.runs_changed.connect(display.runs_changed)
+        state.draft_changed.connect(lambda draft: display.show_header())
         data.busy_changed.connect(self.update_controls)
         data.loaded.connect(self._loaded)
         data.data_ready.connect(self.runner.data_ready)
@@ -320,13 +267,11 @@ class MainWindow(QMainWindow):
         self.editor.said.connect(self.set_status)
         self.editor.failed.connect(self.show_error)
         self.data_view.row_chosen.connect(self.analysis.show_row)
-        self.results.runs_selected.connect(self._runs_selected)
-        self.results.run_activated.connect(self._run_activated)
+        self.results.runs_selected.connect(display.runs_selected)
+        self.results.run_activated.connect(display.run_activated)
         self.results.cell_chosen.connect(self.analysis.show_cell)
         self.evaluation_views.exported.connect(lambda path: self.set_status(f"Saved {path}."))
-        self.tabs.currentChanged.connect(lambda _: self._refresh_evaluation())
-        self.view.path_hovered.connect(lambda text: self.path_label.setText(
-            f"Path: {text}" if text else PATH_HINT))
+        self.tabs.currentChanged.connect(lambda _: display.refresh_evaluation())
         self.view.node_clicked.connect(self.analysis.show_node)
         self.view.node_menu.connect(self.analysis.open_node_menu)
 
@@ -527,164 +472,10 @@ class MainWindow(QMainWindow):
 
     # ======================================================= the selected run
     def select(self, run: RunRecord | None) -> None:
-        """Make `run` the selected one (None: no run) and render it everywhere."""
-        self.state.select(run)
-        if run is None:
-            self.tree = None
-            self.results.clear_selection()
-            self.results.show_run(None)
-            self.view.show_message("Press Run to grow a tree.")
-            self.chart.clear_all()
-            self.figures.clear()
-            self._show_header()
-            self.update_controls()
-        else:
-            self.show_run(run, switch_tab=False)
+        self.display.select(run)
 
     def show_run(self, run: RunRecord, switch_tab: bool = True) -> None:
-        """Make `run` the selected one everywhere: its history row (alone selected),
-        tree, curve, figures, header, status line (and exports)."""
-        self.results.select_runs([run.number], notify=False)
-        self._present_run(run)
-        searched = (f", depth {run.params.get('depth', '—')}" if run.edited_from is None
-                    else " (edited by hand: no search curve)")
-        self.chart.show_result(run.label + searched, run.incumbents, run.time_s,
-                               run.train_error, run.lower_bound)
-        if switch_tab:
-            self.tabs.setCurrentIndex(TAB_TREE)
-
-    def _present_run(self, run: RunRecord) -> None:
-        """`run`'s tree (or why it has none), header, Results summary, figures and
-        status line."""
-        self.state.select(run)
-        self.results.show_run(run)
-        if is_model(run.tree):
-            self.show_tree(run.tree)
-        else:
-            self.tree = None
-            self.view.show_message(no_tree_text(run.label, run.status))
-        self._show_header()
-        self.figures.set_figures(run.status_text, run.time_s, run.train_error,
-                                 run.lower_bound, run.optimal)
-        self.set_status(result_text(run))
-        self._refresh_evaluation()
-        self.update_controls()
-
-    def show_tree(self, tree) -> None:
-        self.tree = tree
-        if is_model(tree):
-            self.view.show_tree(tree)
-        else:
-            self.view.show_message("This kind of model cannot be drawn yet.")
-        self.update_controls()
-
-    def _show_header(self) -> None:
-        """The Tree tab's header: the live run, else the selected run, else the draft."""
-        run, draft, label = self.current_run, self.state.draft, self.summary_label
-        if self.live_label is not None:
-            label.setText(f"<b>{html.escape(self.live_label)}</b> — running")
-        elif run is not None:
-            label.setText(run_header(run))
-            label.setToolTip("Classes: " + ", ".join(map(str, run.class_names)))
-        elif draft.path is None:
-            label.setText("No data loaded.")
-        elif draft.dataset is None:
-            label.setText(f"<b>{html.escape(draft.path.name)}</b> — not ready to run "
-                          "with these options (see Data).")
-        else:
-            data = draft.dataset
-            label.setText(f"<b>{html.escape(draft.path.name)}</b> — {data.n_rows:,} rows, "
-                          f"{data.n_classes} classes, {data.n_features:,} features "
-                          f"(target '{html.escape(data.prep.target)}'): press Run")
-            label.setToolTip("Classes: " + ", ".join(map(str, data.class_names)))
-
-    def show_live_run(self, label: str, title: str) -> None:
-        """A run starts: nothing of an earlier run stays on screen as if it were this
-        one's (no tree, curve, figures or selected history row until it has its own)."""
-        previous = self.current_run
-        self.state.select(None)
-        self.tree, self.live_label = None, label
-        self._refresh_evaluation()
-        self.results.clear_selection()
-        self.results.show_message(f"Run {label} is running: its figures appear here "
-                                  "when it ends.")
-        self.view.show_message(  # the view follows the new trees until the user zooms
-            f"Run {title}: waiting for its first tree…"
-            + (f"\n(Run #{previous.number} stays in the history of the Results tab.)"
-               if previous is not None else ""))
-        self.chart.start_run(title)
-        self.figures.set_figures("running", 0.0, None, None, None)
-        self._show_header()
-        self.set_status(f"Running {label}…")
-        self.tabs.setCurrentIndex(TAB_TREE)
-
-    def show_failed_run(self, label: str, message: str) -> None:
-        """A run ended without a result: a failed run's live trees are no answer."""
-        self.live_label = None
-        self.figures.labels["status"].setText("failed" if message else "stopped")
-        ended = "failed" if message else "was stopped"
-        if message or self.tree is None:
-            self.tree = None
-            self.view.show_message(no_tree_text(label, "error" if message else "stopped"))
-            self.results.show_message(f"Run {label} {ended}" + (
-                f": {message}" if message else " before its first tree."))
-        self._show_header()
-        self.update_controls()
-        if message:
-            self.show_error(message)   # the engine's sentence; the view names the run
-        else:
-            self.set_status(f"Run {label} {ended}.")
-
-    def _runs_changed(self, runs: list) -> None:
-        self.live_label = None
-        self.unsaved = bool(runs)
-        shown = self.results.runs
-        if [r.number for r in shown] != [r.number for r in runs]:
-            self.results.set_runs(runs)
-
-    def _refresh_evaluation(self) -> None:
-        """The Evaluation tab scores the selected run on its own training rows, when
-        the tab is open (a pass over every row) and those rows are in memory."""
-        if self.tabs.currentWidget() is not self.evaluation_views:
-            return
-        run = self.current_run
-        rows = self.state.data_of(run)
-        if run is None or not is_model(run.tree):
-            self.evaluation_views.clear("No finished run with a model to evaluate: press "
-                                        "Run, or choose a run in the Results tab.")
-        elif rows is None:
-            self.evaluation_views.clear(
-                f"Run #{run.number} trained on {run.dataset_name or 'another file'}: open "
-                "it again with the run's settings to evaluate its model on its rows.")
-        else:
-            self.evaluation_views.show_dataset(run.tree, rows.dataset)
-
-    def _run_activated(self, run: RunRecord) -> None:
-        if not self.running:   # the live run keeps the tree until it ends
-            self.show_run(run)
-
-    def _runs_selected(self, runs: list) -> None:
-        """Rows chosen in the history.  One: that run everywhere.  Several: their
-        curves overlaid, and the tree, figures and status line of the row clicked
-        last (named in the chart's title and the status line).  During a run the
-        history cannot be selected (`ResultsPanel.set_running`)."""
-        if self.running:
-            return
-        if len(runs) == 1:
-            self.show_run(runs[0], switch_tab=False)
-            return
-        if not runs:   # nothing selected: the current run's own curve again
-            if self.current_run is not None:
-                self.show_run(self.current_run, switch_tab=False)
-            return
-        numbers = [r.number for r in runs]
-        focused, current = self.results.focused_run(), self.current_run
-        shown = (focused if focused is not None and focused.number in numbers else
-                 current if current is not None and current.number in numbers else runs[-1])
-        self._present_run(shown)
-        self.chart.show_runs(runs, shown)
-        self.set_status(f"{result_text(shown)} · comparing the curves of "
-                        + ", ".join(f"#{n}" for n in numbers))
+        self.display.show_run(run, switch_tab)
 
     # ========================================================= editing by hand
     def _edit_added(self, record: RunRecord) -> None:

@@ -20,6 +20,9 @@ from gui.tree_scene import PALETTE
 ERROR_COLOUR = "#0072B2"
 BOUND_COLOUR = "#D55E00"
 GAP_COLOUR = (0, 114, 178, 38)
+# The least an axis shows: a run with one tree at time 0 and no error still gets
+# axes from 0 (pyqtgraph would centre a single point on 0, from -1.5 to 1.5).
+LEAST_SECONDS, LEAST_ERROR = 0.01, 1.0
 
 pg.setConfigOptions(antialias=True, foreground="#3d444d", background="w")
 
@@ -43,8 +46,12 @@ class ProgressChart(pg.PlotWidget):
         self.gap_fill = pg.FillBetweenItem(self.error_curve, self.bound_curve,
                                            brush=pg.mkBrush(*GAP_COLOUR))
         item.addItem(self.gap_fill)
-        # An invisible point at the origin keeps time 0 and error 0 in view.
-        self.anchor = item.plot([0.0, 0.0], [0.0, 0.0], pen=pg.mkPen(0, 0, 0, 0))
+        # Times and errors are never negative: no axis goes below 0 (autorange pads
+        # both ways otherwise), and invisible points keep the origin and the least
+        # ranges in view.
+        item.getViewBox().setLimits(xMin=0.0, yMin=0.0)
+        self.anchor = item.plot([0.0, LEAST_SECONDS], [0.0, LEAST_ERROR],
+                                pen=pg.mkPen(0, 0, 0, 0))
         self._comparison: list = []
         self.points: list[tuple[float, float, float]] = []
         item.setTitle("")

@@ -24,11 +24,14 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QScrollArea,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -48,12 +51,57 @@ def percent(value: float | None) -> str:
     return "—" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
 
 
+def weighted(run: RunRecord) -> bool:
+    """Whether `run`'s rows were weighted by class: its errors are then weights."""
+    return bool(run.data_settings.get("class_weight"))
+
+
+def error_unit(run: RunRecord) -> str:
+    """What `run`'s errors count: "errors", or "weighted errors" (class weights)."""
+    return "weighted errors" if weighted(run) else "errors"
+
+
+def errors_text(run: RunRecord) -> str:
+    """"12 errors of 600", or with class weights "36.23 weighted errors of 70.16
+    (1,234 rows, weighted by class)": a weight is not a number of rows, so the rows
+    are named beside it."""
+    text = (f"{format_count(run.train_error)} {error_unit(run)} of "
+            f"{format_count(run.total_weight)}")
+    if weighted(run):
+        text += f" ({format_count(run.n_rows)} rows, weighted by class)"
+    return text
+
+
+def algorithm_text(run: RunRecord) -> str:
+    """"Automatic (ConTree)": what `auto` ran, not only that it chose."""
+    return f"{run.title}{run.chosen_text}"
+
+
+def reached_depth(run: RunRecord) -> int | None:
+    """The depth of `run`'s model (a diagram's layers); None without one."""
+    return run.tree.depth if is_model(run.tree) else None
+
+
+def depth_text(run: RunRecord) -> str:
+    """The depth the model reached, with the limit when it stopped short of it
+    ("2 (limit 4)"): a run's requested depth says little about its tree."""
+    reached, limit = reached_depth(run), run.depth_limit
+    if reached is None:
+        return "" if limit is None else f"— (limit {limit})"
+    return str(reached) if limit in (None, reached) else f"{reached} (limit {limit})"
+
+
 _ROOT = QModelIndex()  # the invisible root: a flat table has no children
 
 
 HISTORY_COLUMNS = ("#", "Algorithm", "Depth", "Binarisation", "Features", "Train acc.",
                    "Test acc.", "Error", "Lower bound", "Status", "Time", "Leaves", "Dataset")
 TEXT_COLUMNS = {"Algorithm", "Binarisation", "Status", "Dataset"}   # aligned left
+HEADER_TIPS = {
+    "Algorithm": "The algorithm chosen; for Automatic, the one it ran in brackets",
+    "Depth": "Depth of the tree (layers of a diagram), with the run's limit when the "
+             "tree stopped short of it",
+    "Leaves": "Leaves of a tree; arcs into the class terminals of a decision diagram"}
 SORT_ROLE = Qt.UserRole + 1   # what a column sorts by: numbers as numbers
 
 
@@ -88,16 +136,14 @@ class HistoryModel(QAbstractTableModel):
     def headerData(self, section, orientation, role=Qt.DisplayRole):
         if orientation == Qt.Horizontal and role == Qt.DisplayRole:
             return HISTORY_COLUMNS[section]
-        if orientation == Qt.Horizontal and role == Qt.ToolTipRole and \
-                HISTORY_COLUMNS[section] == "Leaves":
-            return "Leaves of a tree; arcs into the class terminals of a decision diagram"
+        if orientation == Qt.Horizontal and role == Qt.ToolTipRole:
+            return HEADER_TIPS.get(HISTORY_COLUMNS[section])
         return None
 
     def cell(self, run: RunRecord, column: int) -> str:
         tree = run.tree
         values = (
-            str(run.number), run.title,
-            "" if run.depth_limit is None else str(run.depth_limit),
+            str(run.number), algorithm_text(run), depth_text(run),
             str(run.data_settings.get("binarize", "")), f"{run.n_features:,}",
             percent(run.train_accuracy), percent(run.test_accuracy), format_count(run.train_error),
             format_count(run.lower_bound), run.status_text, f"{run.time_s:.2f} s",
@@ -110,7 +156,7 @@ class HistoryModel(QAbstractTableModel):
         def number(value) -> float:
             return -1.0 if value is None or math.isnan(value) else float(value)
         tree = run.tree
-        keys = (run.number, run.title.lower(), number(run.depth_limit),
+        keys = (run.number, algorithm_text(run).lower(), number(reached_depth(run)),
                 str(run.data_settings.get("binarize", "")), run.n_features,
                 number(run.train_accuracy), number(run.test_accuracy), run.train_error,
                 run.lower_bound, run.status_text, run.time_s,
@@ -141,6 +187,63 @@ class HistoryModel(QAbstractTableModel):
         return None
 
 
+def scrolling(content: QWidget, box: QGroupBox) -> QScrollArea:
+    """`content` filling `box` in a frameless scroll area: it keeps the size its text
+    needs and scrolls (a word-wrapped label grows downwards, so only vertically but for
+    a word wider than the box), so the box can be made as small as the window needs."""
+    area = QScrollArea(box)
+    area.setFrameShape(QFrame.NoFrame)
+    area.setWidgetResizable(True)
+    area.setWidget(content)
+    layout = QVBoxLayout(box)
+    layout.addWidget(area)
+    return area
+
+
+class MatrixPair(QWidget):
+    """The training and the test matrix side by side when both fit the width, else one
+    above the other: a narrow window scrolls them down rather than sideways."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.grid = QGridLayout(self)
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        self.grid.setRowStretch(4, 1)      # below every arrangement: the spare height
+        self.grid.setColumnStretch(2, 1)   # and width
+        self.parts: list[tuple[QLabel, ConfusionView]] = []
+        self.side_by_side = True
+
+    def add(self, title: str) -> tuple[QLabel, ConfusionView]:
+        """A titled matrix after the others (two in all)."""
+        label = QLabel(title, self)
+        label.setWordWrap(True)   # as wide as its matrix, not as its words
+        self.parts.append((label, ConfusionView(self)))
+        self._place()
+        return self.parts[-1]
+
+    def _arrange(self, side_by_side: bool) -> None:
+        if side_by_side != self.side_by_side:
+            self.side_by_side = side_by_side
+            self._place()
+
+    def _place(self) -> None:
+        side_by_side = self.side_by_side
+        for k, (label, view) in enumerate(self.parts):
+            row, column = (0, k) if side_by_side else (2 * k, 0)
+            for offset, widget in enumerate((label, view)):
+                self.grid.removeWidget(widget)
+                self.grid.addWidget(widget, row + offset, column, Qt.AlignTop)
+
+    def resizeEvent(self, event) -> None:
+        # The room to fill is the scroll area's viewport (the parent): the pair itself
+        # is never narrower than its arrangement's minimum, side by side included.
+        room = self.parentWidget().width() if self.parentWidget() else event.size().width()
+        needed = sum(view.minimumSizeHint().width() for _, view in self.parts) + \
+            self.grid.horizontalSpacing()
+        self._arrange(room >= needed)
+        super().resizeEvent(event)
+
+
 class ResultsPanel(QWidget):
     runs_selected = Signal(list)      # RunRecords selected in the history
     run_activated = Signal(object)    # RunRecord double-clicked
@@ -153,38 +256,41 @@ class ResultsPanel(QWidget):
         splitter = QSplitter(Qt.Vertical, self)
         layout.addWidget(splitter)
 
+        # The run's figures and the matrices scroll inside their boxes rather than
+        # being squeezed and cut: the tab never needs more room than a 1024 x 640
+        # window leaves it beside the side panel.
         top = QWidget(splitter)
         top_layout = QHBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
         summary_box = QGroupBox("Run", top)
-        summary_layout = QVBoxLayout(summary_box)
-        self.summary_label = QLabel("No run yet: press Run.", summary_box)
+        self.summary_label = QLabel("No run yet: press Run.")
         self.summary_label.setTextFormat(Qt.RichText)
         self.summary_label.setWordWrap(True)
         self.summary_label.setAlignment(Qt.AlignTop | Qt.AlignLeft)
         self.summary_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        summary_layout.addWidget(self.summary_label)
-        summary_layout.addStretch(1)
-        top_layout.addWidget(summary_box, 2)
+        self.summary_scroll = scrolling(self.summary_label, summary_box)
 
         matrices = QGroupBox("Confusion matrices (rows: true class)", top)
-        grid = QGridLayout(matrices)
-        self.train_title = QLabel("Training rows", matrices)
-        self.test_title = QLabel("Test rows (all folds)", matrices)
-        self.train_matrix = ConfusionView(matrices)
-        self.test_matrix = ConfusionView(matrices)
+        self.matrix_pair = MatrixPair()
+        self.train_title, self.train_matrix = self.matrix_pair.add("Training rows")
+        self.test_title, self.test_matrix = self.matrix_pair.add("Test rows (all folds)")
         self.train_matrix.cell_chosen.connect(self.cell_chosen)
         self.train_matrix.table.setToolTip("Click a cell to see its rows in the Data tab.")
-        grid.addWidget(self.train_title, 0, 0)
-        grid.addWidget(self.test_title, 0, 1)
-        grid.addWidget(self.train_matrix, 1, 0, Qt.AlignTop)
-        grid.addWidget(self.test_matrix, 1, 1, Qt.AlignTop)
-        grid.setRowStretch(2, 1)
-        top_layout.addWidget(matrices, 3)
+        self.matrices_scroll = scrolling(self.matrix_pair, matrices)
+        for box in (summary_box, matrices):
+            # equal shares, whatever their contents would like (but their titles)
+            box.setMinimumWidth(box.minimumSizeHint().width())
+            box.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
+            top_layout.addWidget(box, 1)
 
-        history_box = QGroupBox("History of this session (select rows to compare their "
-                                "curves, double-click to show a run's tree)", splitter)
+        # (a group box's title never wraps: the instructions are a label that does)
+        history_box = QGroupBox("History of this session", splitter)
         history_layout = QVBoxLayout(history_box)
+        how = QLabel("Select rows to compare their curves; double-click a row to show "
+                     "its run's tree.", history_box)
+        how.setWordWrap(True)
+        how.setStyleSheet(f"color: {HINT_COLOUR};")
+        history_layout.addWidget(how)
         self.history = HistoryModel(self)
         # The view shows the history through a sorting proxy (click a header to sort):
         # view rows map to runs through `run_at`, never by their position.
@@ -298,6 +404,9 @@ class ResultsPanel(QWidget):
     # --------------------------------------------------------------- summary
     def show_run(self, run: RunRecord | None, fold_text: str = "") -> None:
         self.current = run
+        weights = None if run is None else run.data_settings.get("class_weight")
+        self.train_title.setText("Training rows, weighted by class" if weights
+                                 else "Training rows")
         if run is None:
             self.summary_label.setText(f"<span style='color:{HINT_COLOUR}'>No run yet: "
                                        "load data and press Run.</span>")
@@ -305,8 +414,7 @@ class ResultsPanel(QWidget):
             self.test_matrix.show_matrix(None, [])
             return
         tree = run.tree
-        weights = run.data_settings.get("class_weight")   # rows weighted by class
-        rows = [("Algorithm", f"{run.title}{run.chosen_text} (#{run.number})")]
+        rows = [("Algorithm", f"{algorithm_text(run)} (#{run.number})")]
         if run.reason:
             rows.append(("Why", f"{run.reason}."))
         if run.message:
@@ -315,12 +423,10 @@ class ResultsPanel(QWidget):
                 ("Parameters", ", ".join(f"{k} = {v}" for k, v in run.params.items())),
                 ("Status", run.status_text + (" — proven optimal" if run.optimal else "")),
                 ("Weighted training accuracy" if weights else "Training accuracy",
-                 (f"{percent(run.train_accuracy)} ({format_count(run.train_error)} "
-                  f"{'weighted errors' if weights else 'errors'} of "
-                  f"{format_count(run.total_weight)})")),
+                 f"{percent(run.train_accuracy)} ({errors_text(run)})"),
                 ("Balanced accuracy", percent(matrix_balanced_accuracy(run.train_confusion))
                  if run.train_confusion.size else "—"),
-                ("Lower bound", (f"{format_count(run.lower_bound)} errors"
+                ("Lower bound", (f"{format_count(run.lower_bound)} {error_unit(run)}"
                                  f" (gap {100 * run.gap:.1f}%)")),
                 ]
         if weights:
@@ -347,7 +453,8 @@ class ResultsPanel(QWidget):
                 f"<tr><td style='color:{HINT_COLOUR}; padding-right:10px'>{html.escape(k)}"
                 f"</td><td>{v if k in ('Test accuracy',) else html.escape(v)}</td></tr>"
                 for k, v in rows) + "</table>")
-        self.train_matrix.show_matrix(run.train_confusion, run.class_names)
+        self.train_matrix.show_matrix(run.train_confusion, run.class_names,
+                                      weighted=bool(weights))
         if run.evaluation is not None and run.evaluation.folds:
             self.test_matrix.show_matrix(run.evaluation.test_confusion(),
                                          run.evaluation.class_names)

@@ -147,7 +147,7 @@ class RunController(QObject):
         self._context = {"rows": rows, "algorithm": algorithm, "params": dict(params),
                          "time_limit": time_limit, "number": number, "label": label}
         self._pending, self._live_figures, self._testing = None, None, False
-        win.show_live_run(label, f"{label}, depth {params.get('depth', '—')}")
+        win.display.show_live_run(label, f"{label}, depth {params.get('depth', '—')}")
         self.busy_changed.emit()
         worker.start()
         self._tick_timer.start()
@@ -208,7 +208,7 @@ class RunController(QObject):
         if self._pending is None or self.win.closing:
             return
         tree, self._pending = self._pending, None
-        self.win.show_tree(tree)
+        self.win.display.show_tree(tree)
 
     # ------------------------------------------------------------------ end
     def _finished(self, outcome) -> None:
@@ -231,7 +231,7 @@ class RunController(QObject):
         if self.sender() is not self.worker or self.win.closing:
             return
         label = self._end()["label"]
-        self.win.show_failed_run(label, message)
+        self.win.display.show_failed_run(label, message)
         self.ended.emit(None)
 
     def _end(self) -> dict:

@@ -17,7 +17,7 @@ from engine.export.report import run_report_html, write_report
 from engine.metrics import matrix_balanced_accuracy
 from gui.image_export import save_tree_image
 from gui.models import is_model, kind_name, size_text
-from gui.results_panel import percent
+from gui.results_panel import algorithm_text, error_unit, errors_text, percent, weighted
 from gui.runs import RunRecord
 
 ROW_OPTIONS = {"drop_inconsistent": "rows with conflicting classes dropped",
@@ -43,8 +43,8 @@ def report_for_run(run: RunRecord, tree_png: bytes | None) -> str:
         settings=_settings(run), metrics=_metrics(run), class_names=run.class_names,
         confusion=run.train_confusion, rules_text=rules_text(run.tree),
         incumbents=curve, end_time=run.time_s, tree_png=tree_png, notes=_notes(run),
-        confusion_caption=("Training rows (weighted)."
-                           if run.data_settings.get("class_weight") else "Training rows."))
+        confusion_caption=("Training rows, weighted by class: a cell is its rows' total "
+                           "weight." if weighted(run) else "Training rows."))
 
 
 def _data(run: RunRecord) -> list[tuple[str, str]]:
@@ -71,7 +71,7 @@ def _data(run: RunRecord) -> list[tuple[str, str]]:
 
 
 def _settings(run: RunRecord) -> list[tuple[str, str]]:
-    rows = [("Algorithm", f"{run.title}{run.chosen_text}")]
+    rows = [("Algorithm", algorithm_text(run))]
     rows += [(str(key), str(value)) for key, value in run.params.items()]
     rows.append(("Time limit", "none" if run.time_limit is None
                  else f"{run.time_limit:g} s"))
@@ -81,16 +81,14 @@ def _settings(run: RunRecord) -> list[tuple[str, str]]:
 
 
 def _metrics(run: RunRecord) -> list[tuple[str, str]]:
-    weighted = bool(run.data_settings.get("class_weight"))
     proven = run.optimal and run.status_text != "optimal"
     rows = [("Status", run.status_text + (" — proven optimal" if proven else "")),
-            ("Weighted training accuracy" if weighted else "Training accuracy",
+            ("Weighted training accuracy" if weighted(run) else "Training accuracy",
              percent(run.train_accuracy)),
-            ("Training errors", (f"{format_count(run.train_error)} "
-                                 f"{'weighted errors' if weighted else 'errors'} of "
-                                 f"{format_count(run.total_weight)}")),
+            ("Training errors", errors_text(run)),
             ("Balanced accuracy", percent(matrix_balanced_accuracy(run.train_confusion))),
-            ("Lower bound", f"{format_count(run.lower_bound)} errors (gap {100 * run.gap:.1f}%)")]
+            ("Lower bound", f"{format_count(run.lower_bound)} {error_unit(run)} "
+                            f"(gap {100 * run.gap:.1f}%)")]
     if run.evaluation is not None:
         ev = run.evaluation
         rows.append(("Test accuracy", ev.summary()))

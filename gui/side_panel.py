@@ -2,9 +2,9 @@
 scroll area, and Run / Stop below it, always in view.
 
 Run and Stop sit at the panel's bottom edge and never move: the hint about what
-Run needs is above them (a hint below grew and shrank with its text, so the
-buttons moved up 18 px when a run started and a Stop click where Run had been
-landed on a label).
+Run needs is above them, always two lines high (a hint below grew and shrank with
+its text, so the buttons moved up 18 px when a run started and a Stop click where
+Run had been landed on a label).
 """
 
 from __future__ import annotations
@@ -98,6 +98,9 @@ class SidePanel(QWidget):
         self.run_hint = QLabel(self.run_bar)
         self.run_hint.setWordWrap(True)
         self.run_hint.setStyleSheet(f"color: {HINT_COLOUR};")
+        self.run_hint.setAlignment(Qt.AlignLeft | Qt.AlignBottom)
+        # two lines, whatever it says, so nothing below it ever moves
+        self.run_hint.setFixedHeight(2 * self.run_hint.fontMetrics().lineSpacing() + 2)
         bar.addWidget(self.run_hint)
         buttons = QHBoxLayout()
         self.run_button = QPushButton("▶  Run", self.run_bar)
@@ -113,4 +116,3 @@ class SidePanel(QWidget):
 
     def set_hint(self, text: str) -> None:
         self.run_hint.setText(text)
-        self.run_hint.setVisible(bool(text))

@@ -9,9 +9,18 @@ from __future__ import annotations
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QWidget
 
 from engine.data.features import format_count
-from gui.runs import relative_gap
+from gui.results_panel import errors_text, weighted
+from gui.runs import RunRecord, relative_gap
 
 MUTED = "color: #505863;"
+TIPS = {"warmup": ("Numba compiles the solvers' kernels once, in the background, so the "
+                   "first run starts at once."),
+        "status": "State of the current or last run.",
+        "elapsed": "Time since the run started.",
+        "error": "Training error of the best tree so far (rows).",
+        "bound": "Proven lower bound on the optimal training error.",
+        "gap": "(error - lower bound) / error: 0% means optimal.",
+        "optimal": "Whether the tree is proven optimal for this depth."}
 
 
 class RunFigures(QWidget):
@@ -21,14 +30,7 @@ class RunFigures(QWidget):
         layout.setContentsMargins(0, 0, 4, 0)
         layout.setSpacing(0)
         self.labels: dict[str, QLabel] = {}
-        for key, tip in (("warmup", ("Numba compiles the solvers' kernels once, in the "
-                                     "background, so the first run starts at once.")),
-                         ("status", "State of the current or last run."),
-                         ("elapsed", "Time since the run started."),
-                         ("error", "Training error of the best tree so far (rows)."),
-                         ("bound", "Proven lower bound on the optimal training error."),
-                         ("gap", "(error - lower bound) / error: 0% means optimal."),
-                         ("optimal", "Whether the tree is proven optimal for this depth.")):
+        for key, tip in TIPS.items():
             label = QLabel(self)
             label.setToolTip(tip)
             label.setContentsMargins(8, 0, 8, 0)
@@ -60,8 +62,24 @@ class RunFigures(QWidget):
             text = f"{seconds:.2f} s" if seconds < 1 else f"{seconds:.1f} s"
         self.labels["elapsed"].setText(text)
 
+    def show_run(self, run: RunRecord) -> None:
+        """A finished run's figures.  With class weights its error and bound are
+        weights, not rows: the labels say "weighted" and the error's tooltip gives the
+        number of rows beside the weights."""
+        self.set_figures(run.status_text, run.time_s, run.train_error, run.lower_bound,
+                         run.optimal)
+        if weighted(run):
+            for key in ("error", "bound"):
+                self.labels[key].setText("weighted " + self.labels[key].text())
+            self.labels["error"].setToolTip(
+                f"Training error of the tree: {errors_text(run)}.")
+            self.labels["bound"].setToolTip("Proven lower bound on the optimal weighted "
+                                            "training error.")
+
     def set_figures(self, status: str, elapsed: float | None, error: float | None,
                     bound: float | None, optimal: bool | None) -> None:
+        for key in ("error", "bound"):
+            self.labels[key].setToolTip(TIPS[key])
         self.labels["status"].setText(status)
         self.set_elapsed(elapsed)
         self.labels["error"].setText("error —" if error is None else f"error {format_count(error)}")

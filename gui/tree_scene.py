@@ -5,7 +5,10 @@ right, every parent is centred over its two children, and each depth has its own
 Internal nodes are rounded boxes with the readable test (`age <= 37.5`), the number
 of training rows and a stacked class-distribution bar; leaves are tinted with the
 colour of the class they predict.  Each edge says whether the parent's test holds
-("yes") or not ("no"); its tooltip gives the full branch condition.
+("yes") or not ("no"); its tooltip gives the full branch condition.  Whatever the
+solver, the test reads in positive words (`colour = red`) and its "yes" child is
+drawn on the left, its "no" child on the right (`engine.export.walk.branches`, which
+the diagram drawing and the exports use too); the tree's arrays are not changed.
 
 A depth-10 tree has 2047 nodes and is far wider than a screen, so items paint with
 a level of detail: once zoomed out so far that text could not be read, they draw
@@ -53,6 +56,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QStyleOptionGraphicsItem
 
 from engine.data.features import format_number
+from engine.export.walk import Branches, branches
 from engine.model.tree import Tree
 
 # Okabe & Ito's colour-blind safe palette (yellow last: it is weak on white), then
@@ -530,16 +534,32 @@ class LegendItem(QGraphicsItem):
             painter.drawText(self._more_rect, Qt.AlignVCenter | Qt.AlignLeft, self._more)
 
 
-def tree_layout(tree: Tree, folded=frozenset()) -> tuple[list[int], np.ndarray, np.ndarray]:
+def drawn_children(tree: Tree) -> tuple[list[int], list[int], list[Branches | None]]:
+    """Each node's child drawn on the left (its "yes") and on the right ("no"), -1 at
+    leaves, and how each internal node is shown (`branches`; None at leaves)."""
+    n = tree.n_nodes
+    forks: list[Branches | None] = [None] * n
+    first, second = [-1] * n, [-1] * n
+    for node in np.flatnonzero(tree.feature >= 0).tolist():
+        fork = forks[node] = branches(tree, node)
+        first[node], second[node] = fork.yes, fork.no
+    return first, second, forks
+
+
+def tree_layout(tree: Tree, folded=frozenset(),
+                children: tuple[list[int], list[int]] | None = None
+                ) -> tuple[list[int], np.ndarray, np.ndarray]:
     """Shown nodes in pre-order, with each node's slot (x in leaf widths) and depth.
 
     Leaves take consecutive slots from left to right; a parent sits midway between
-    its two children.  A node in `folded` is laid out as a leaf and nothing below it
-    is listed, so a collapsed subtree takes one slot.  (Plain lists: for 2047 nodes
-    this takes about a millisecond, numpy element access would take several.)
+    its two children, its "yes" child on the left (`children`: the left and right
+    child of every node, from `drawn_children`, computed when not given).  A node in
+    `folded` is laid out as a leaf and nothing below it is listed, so a collapsed
+    subtree takes one slot.  (Plain lists: for 2047 nodes this takes about a
+    millisecond, numpy element access would take several.)
     """
     n = tree.n_nodes
-    left, right = tree.left.tolist(), tree.right.tolist()
+    left, right = children if children is not None else drawn_children(tree)[:2]
     ends = (tree.feature < 0).tolist()
     for node in folded:
         ends[node] = True
@@ -719,7 +739,10 @@ class TreeScene(ModelScene):
         internal = np.flatnonzero(tree.feature >= 0)
         self.parent_of[tree.left[internal]] = internal
         self.parent_of[tree.right[internal]] = internal
-        self._order, _, depth = tree_layout(tree)   # every reachable node, pre-order
+        # how each internal node is drawn: its test, yes child (left), no child (right)
+        first, second, self.forks = drawn_children(tree)
+        self._children = (first, second)
+        self._order, _, depth = self._layout()   # every reachable node, pre-order
         self.depth_of: list[int] = depth.tolist()
         self.subtree_size = self._subtree_sizes()
         self.display_depth: int | None = None
@@ -742,6 +765,9 @@ class TreeScene(ModelScene):
                 size[node] += size[left[node]] + size[right[node]]
         return size
 
+    def _layout(self, folded=frozenset()) -> tuple[list[int], np.ndarray, np.ndarray]:
+        return tree_layout(self.tree, folded, self._children)
+
     def _foldable(self, node: int) -> bool:
         return 0 <= node < self.tree.n_nodes and not self.tree.is_leaf(node)
 
@@ -758,8 +784,8 @@ class TreeScene(ModelScene):
         path = self.path_to(node)
         out = []
         for parent, child in pairwise(path):
-            left_text, right_text = self.tree.branch_conditions(parent)
-            out.append(left_text if self.tree.left[parent] == child else right_text)
+            fork = self.forks[parent]
+            out.append(fork.condition(child == fork.yes))
         return out
 
     def _highlight(self, node: int) -> tuple[set[int], set[tuple[int, int]]]:
@@ -780,7 +806,7 @@ class TreeScene(ModelScene):
 
     def shown_nodes(self) -> list[int]:
         """Nodes drawn with the current folds, in pre-order."""
-        return tree_layout(self.tree, self.collapsed)[0]
+        return self._layout(self.collapsed)[0]
 
     def toggle_collapsed(self, node: int) -> bool:
         """Fold `node`'s subtree away, or unfold it; False for a leaf (nothing to do)."""
@@ -835,7 +861,7 @@ class TreeScene(ModelScene):
                     hit = needle in names[tree.label[node]]
                 else:
                     hit = (needle in tree.features[tree.feature[node]].column.casefold()
-                           or needle in tree.condition(node, True).casefold())
+                           or needle in self.forks[node].text.casefold())
                 if hit:
                     found.append(node)
         self.set_matches(found)
@@ -870,7 +896,7 @@ class TreeScene(ModelScene):
         if not self.complete:
             self._relayout_pending = True
             return
-        order, slot, depth = tree_layout(self.tree, self.collapsed)
+        order, slot, depth = self._layout(self.collapsed)
         places = self._places(order, slot, depth)
         shown = set(order)
         moved = set()
@@ -933,7 +959,7 @@ class TreeScene(ModelScene):
         tree = self.tree
         names = [str(c) for c in tree.class_names]
         order = self._order
-        shown, slot, depth = tree_layout(tree, self.collapsed)
+        shown, slot, depth = self._layout(self.collapsed)
         is_leaf = (tree.feature < 0).tolist()
         value = tree.value.tolist()
         labels = tree.label.tolist()
@@ -948,7 +974,7 @@ class TreeScene(ModelScene):
                 titles[node] = names[labels[node]]
                 subtitles[node] = leaf_subtitle(value[node][labels[node]], total)
             else:
-                titles[node] = tree.condition(node, True)
+                titles[node] = self.forks[node].text
                 subtitles[node] = count_text(total)
             if i % 256 == 255:
                 yield
@@ -988,16 +1014,12 @@ class TreeScene(ModelScene):
         for node in order:
             if is_leaf[node]:
                 continue
-            left_text, right_text = tree.branch_conditions(node)
-            test = titles[node]
+            fork = self.forks[node]
             drawn = node in visible and node not in self.collapsed
-            for child, condition in ((tree.left[node], left_text),
-                                     (tree.right[node], right_text)):
-                child = int(child)
-                label = "yes" if condition == test else "no"
+            for holds, child in fork.arcs:   # yes (left), then no (right)
                 weight = totals[child] / root_total if root_total > 0 else 0.0
-                edge = EdgeItem(node, child, *self._elbow(node, child), label,
-                                condition, style.small_font, weight,
+                edge = EdgeItem(node, child, *self._elbow(node, child), fork.label(holds),
+                                fork.condition(holds), style.small_font, weight,
                                 self.edge_width(weight) if self.edge_width_by_rows
                                 else EDGE_WIDTH)
                 px, py = places[node]

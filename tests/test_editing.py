@@ -20,6 +20,7 @@ from engine.featurize import prepare
 from engine.editing import (
     collapse,
     node_depth,
+    node_text,
     resolve_subtree,
     subtree_nodes,
     training_confusion,
@@ -102,7 +103,8 @@ def test_collapse_changes_only_the_rows_under_the_node(seed):
         assert training_error(edited) == pytest.approx(edited.error(data.X, data.y, data.w))
         assert training_error(edited) >= training_error(tree) - 1e-9
         assert_well_formed(edited)
-        note = f"collapsed node {node} into a leaf ({tree.class_names[tree.label[node]]})"
+        note = (f"collapsed {node_text(tree, node)} into a leaf "
+                f"({tree.class_names[tree.label[node]]})")
         assert edited.edits == (note,)
     assert tree.edits == ()   # the input is never changed
     np.testing.assert_array_equal(tree.predict(data.X), before)
@@ -141,7 +143,7 @@ def test_a_resolved_subtree_is_optimal_for_its_rows_and_never_worse(seed, binary
         assert edited.depth <= limit
         assert_well_formed(edited)
         if out.improved:
-            assert edited.edits[-1].startswith(f"re-solved node {node} ")
+            assert edited.edits[-1].startswith(f"re-solved {node_text(tree, node)} (")
         else:
             assert edited is tree
 
@@ -200,7 +202,7 @@ def test_an_edited_tree_says_so_in_json_and_every_export(tmp_path):
     for kind, write in WRITERS.items():
         path = tmp_path / f"tree.{kind}"
         write(edited, path)
-        assert "collapsed node" in path.read_text(), kind
+        assert "collapsed the node" in path.read_text(), kind
         write(tree, path)
         assert "Edited by hand" not in path.read_text(), kind
 

@@ -51,8 +51,8 @@ def hand_diagram() -> Diagram:
 
     node 0: age <= 40 ? node 1 : node 2
     node 1: 0.5*age + 2*[colour = red] <= 20 ? node 3 : yes      (multivariate)
-    node 2: colour = blue (binary, holds on the left at threshold 0.5 reads
-            colour != blue) ? node 3 : node 4
+    node 2: colour = blue (binary: at threshold 0.5 the left child, node 3, is where
+            it is false) ? node 4 : node 3; drawn as `colour = blue`, yes (node 4) left
     node 3: spend <= 200 ? no : yes
     node 4: spend <= 300 ? yes : no
     """
@@ -94,7 +94,7 @@ def test_texts_show_tests_counts_and_classes(qapp):
     diagram = hand_diagram()
     scene = DiagramScene(diagram)
     texts = scene.texts()
-    for text in ("age <= 40", "0.5*age + 2*[colour = red] <= 20", "colour != blue",
+    for text in ("age <= 40", "0.5*age + 2*[colour = red] <= 20", "colour = blue",
                  "spend <= 200", "spend <= 300", "10 rows", "no", "yes", "Classes:"):
         assert text in texts
     yes = diagram.value[YES]
@@ -237,7 +237,7 @@ def test_odd_run_in_the_window_draws_the_diagram(qtbot, tmp_path):
     assert "Diagram" in summary and f"{diagram.depth} layers" in summary
     assert win.results.history.cell(win.current_run, 11) == str(diagram.n_leaves)
     # exports from the window, and the run survives a session round trip
-    assert win.export_image(tmp_path / "odd.svg") and win.export("python", tmp_path / "odd.py")
+    assert win.files.export_image(tmp_path / "odd.svg") and win.files.export("python", tmp_path / "odd.py")
     assert "def predict" in (tmp_path / "odd.py").read_text()
     again = RunRecord.from_dict(win.current_run.to_dict())
     assert isinstance(again.tree, Diagram) and again.tree.n_nodes == diagram.n_nodes

@@ -16,6 +16,7 @@ from engine.data.columns import ColumnKind  # noqa: E402
 from engine.data.features import EQ, NUM, Feature  # noqa: E402
 from engine.data.preprocessing import InputColumn, Preprocessing  # noqa: E402
 from engine.errors import OrchardError  # noqa: E402
+from engine.export.walk import branches  # noqa: E402
 from engine.model.tree import Tree  # noqa: E402
 
 pytest.importorskip("PySide6")
@@ -84,7 +85,8 @@ def test_edges_say_where_the_test_holds(qapp):
     edges = {(e.parent_node, e.child_node): e for e in scene.items()
              if isinstance(e, EdgeItem)}
     assert len(edges) == 6
-    # numeric test: holds on the left; binary test: holds on the right
+    # numeric test: holds on the tree's left child; binary test: on its right child
+    # (both are drawn on the left: tests/test_branch_convention.py)
     assert (edges[0, 1].label, edges[0, 2].label) == ("yes", "no")
     assert (edges[2, 3].label, edges[2, 4].label) == ("no", "yes")
     assert edges[2, 3].toolTip() == "colour != red"
@@ -100,7 +102,8 @@ def test_layout_is_tidy(qapp):
     assert np.allclose(gaps, gaps[0]) and gaps[0] > 0  # evenly spaced leaves
     for node in range(tree.n_nodes):
         if not tree.is_leaf(node):
-            l, r = pos[tree.left[node]], pos[tree.right[node]]
+            fork = branches(tree, node)   # the child where the test holds goes left
+            l, r = pos[fork.yes], pos[fork.no]
             assert pos[node].x() == pytest.approx((l.x() + r.x()) / 2)
             assert l.y() == r.y() > pos[node].y()
             assert l.x() < r.x()

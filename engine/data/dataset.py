@@ -43,6 +43,15 @@ class PrepOptions:
     class_weight: str | dict[str, float] | None = None
 
 
+def counted(n: int, noun: str) -> str:
+    """"1 row", "1,234 rows": a count and its noun, which is singular for one."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def _were(n: int) -> str:
+    return "was" if n == 1 else "were"
+
+
 @dataclass
 class PrepReport:
     """What preparation did to the user's table, for display and the JSON summary."""
@@ -67,25 +76,33 @@ class PrepReport:
     def lines(self) -> list[str]:
         """Plain sentences for each change that was made."""
         out = list(self.reading)
-        if self.rows_missing_target:
-            out.append(f"{self.rows_missing_target} rows without a class were dropped.")
-        if self.rows_missing_values:
-            out.append(f"{self.rows_missing_values} rows with missing values were dropped.")
-        if self.cells_imputed:
-            out.append(f"{self.cells_imputed} missing cells were filled (median or most "
+        n = self.rows_missing_target
+        if n:
+            out.append(f"{counted(n, 'row')} without a class {_were(n)} dropped.")
+        n = self.rows_missing_values
+        if n:
+            out.append(f"{counted(n, 'row')} with missing values {_were(n)} dropped.")
+        n = self.cells_imputed
+        if n:
+            out.append(f"{counted(n, 'missing cell')} {_were(n)} filled (median or most "
                        "frequent value).")
-        if self.cells_routed:
-            out.append(f"{self.cells_routed} missing cells are routed: each test sends them "
-                       "to one side, chosen with the tree.")
+        n = self.cells_routed
+        if n:
+            out.append(f"{counted(n, 'missing cell')} {'is' if n == 1 else 'are'} routed: "
+                       f"each test sends {'it' if n == 1 else 'them'} to one side, chosen "
+                       "with the tree.")
         for name, reason in self.ignored_columns.items():
             out.append(f"Column '{name}' was ignored ({reason}).")
-        if self.redundant_features:
-            out.append(f"{self.redundant_features} redundant features were removed.")
-        if self.duplicates_merged:
-            out.append(f"{self.duplicates_merged} duplicate rows were merged into weights.")
-        if self.inconsistent_dropped:
-            out.append(f"{self.inconsistent_dropped} rows contradicting identical rows "
-                       "of another class were dropped.")
+        n = self.redundant_features
+        if n:
+            out.append(f"{counted(n, 'redundant feature')} {_were(n)} removed.")
+        n = self.duplicates_merged
+        if n:
+            out.append(f"{counted(n, 'duplicate row')} {_were(n)} merged into weights.")
+        n = self.inconsistent_dropped
+        if n:
+            out.append(f"{counted(n, 'row')} contradicting identical rows of another "
+                       f"class {_were(n)} dropped.")
         if self.class_weights:
             out.append(f"Rows are weighted by class: {self.class_weights}.")
         return out

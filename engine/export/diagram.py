@@ -5,10 +5,12 @@ either lists the nodes once (rules, Python, DOT: linear in the diagram's size) o
 unfolds shared nodes into every path that reaches them (the path rules and the
 single SQL expression, which grow with the number of root-to-terminal paths).
 
-Univariate tests reuse the tree exporters' view of a node (`walk.split`: the raw
-column, its fill value, which child a row reaches when the test holds), so they read
-and behave exactly as in a tree export.  A multivariate test `sum_j w_j x_j <= t`
-becomes a `LinearTest`: each term is the raw numeric value (filled when missing)
+Every node is read by `walk.node_split`: univariate tests reuse the tree exporters'
+view of a node (`walk.split`: the raw column, its fill value, which child a row
+reaches when the test holds), so they read and behave exactly as in a tree export,
+and every export lists the child where the test holds first (`walk.branches`, the
+order the pictures draw: yes left, no right).  A multivariate test `sum_j w_j x_j <= t`
+becomes a `walk.LinearTest`: each term is the raw numeric value (filled when missing)
 or, for a binary feature, 1.0 when its test holds and 0.0 otherwise, and the sum is
 written left to right in feature order, the order `Diagram.projection` adds in,
 so the Python and SQL exports compute the very same floating-point number.
@@ -16,80 +18,20 @@ so the Python and SQL exports compute the very same floating-point number.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.data.features import Feature, format_number
+from engine.data.features import format_number
 from engine.data.preprocessing import InputColumn
 from engine.export import python_code, sql
 from engine.export.dot import PALETTE, quote
 from engine.export.rules import simplify
-from engine.export.walk import Split, Test, split
+from engine.export.walk import LinearTest, Test, branches, node_split, outcomes
 
 if TYPE_CHECKING:
     from engine.model.diagram import Diagram
 
 MAX_PATHS = 1000  # path rules listed in the rules export; the count is always given
 INDENT = "    "
-
-
-@dataclass(frozen=True)
-class Term:
-    column: InputColumn
-    feature: Feature
-    weight: float
-
-    @property
-    def name(self) -> str:
-        return f"[{self.feature.condition(True)}]" if self.feature.binary else self.column.name
-
-
-@dataclass(frozen=True)
-class LinearTest:
-    """Holds when `sum(weight * value of term) <= threshold` (0 without terms)."""
-
-    terms: tuple[Term, ...]
-    threshold: float
-
-    @property
-    def constant(self) -> bool | None:
-        """The outcome when there are no terms (every row one way), else None."""
-        return 0.0 <= self.threshold if not self.terms else None
-
-    def text(self, holds: bool = True) -> str:
-        if not self.terms:
-            return "always" if self.constant == holds else "never"
-        parts = []
-        for term in self.terms:
-            sign = "-" if term.weight < 0 else "+"
-            parts.append(f"{sign} {format_number(abs(term.weight))}*{term.name}")
-        body = " ".join(parts)
-        body = body[2:] if body.startswith("+ ") else "-" + body[2:]
-        return f"{body} {'<=' if holds else '>'} {format_number(self.threshold)}"
-
-
-def node_split(diagram: Diagram, node: int) -> Split:
-    """The test of an internal node and the child reached when it holds or not."""
-    if diagram.is_univariate(node):
-        return split(diagram, node)
-    terms = tuple(Term(diagram.prep.column(diagram.features[j].column), diagram.features[j],
-                       weight) for j, weight in diagram.terms(node))
-    left, right = diagram.children(node)
-    return Split(node, LinearTest(terms, float(diagram.threshold[node])), left, right)
-
-
-def _outcomes(s: Split) -> list[tuple[bool, int]]:
-    """(holds, child) of each outcome that leads somewhere of its own.
-
-    One outcome when the node decides nothing: a test without terms, or a binary
-    test whose two outcomes reach the same child (`walk.split`).
-    """
-    constant = s.test.constant if isinstance(s.test, LinearTest) else None
-    if constant is not None:
-        return [(constant, s.if_true if constant else s.if_false)]
-    if not s.decides:
-        return [(True, s.if_true)]
-    return [(True, s.if_true), (False, s.if_false)]
 
 
 def _target(diagram: Diagram, node: int) -> str:
@@ -110,9 +52,9 @@ def paths(diagram: Diagram):
             yield conditions, node
             return
         s = node_split(diagram, node)
-        outcomes = _outcomes(s)
-        for holds, child in outcomes:
-            yield from walk(child, conditions + [(s.test, holds)] if len(outcomes) == 2
+        ways = outcomes(s)
+        for holds, child in ways:
+            yield from walk(child, conditions + [(s.test, holds)] if len(ways) == 2
                             else conditions)
 
     yield from walk(diagram.root, [])
@@ -123,7 +65,7 @@ def count_paths(diagram: Diagram) -> int:
     count = {}
     for node in range(diagram.n_internal - 1, -1, -1):
         s = node_split(diagram, node)
-        children = {child for _, child in _outcomes(s)}
+        children = {child for _, child in outcomes(s)}
         count[node] = sum(1 if diagram.is_terminal(c) else count[c] for c in children)
     return count.get(diagram.root, 1)
 
@@ -151,10 +93,10 @@ def diagram_rules(diagram: Diagram) -> str:
         lines.append(f"layer {layer}:")
         for node in nodes:
             s = node_split(diagram, node)
-            outcomes = _outcomes(s)
+            ways = outcomes(s)
             decision = (f"if {s.test.text(True)} -> {_target(diagram, s.if_true)} else -> "
-                        f"{_target(diagram, s.if_false)}" if len(outcomes) == 2 else
-                        f"-> {_target(diagram, outcomes[0][1])} (no test)")
+                        f"{_target(diagram, s.if_false)}" if len(ways) == 2 else
+                        f"-> {_target(diagram, ways[0][1])} (no test)")
             lines.append(f"{INDENT}node {node} ({_count(diagram.value[node])}): {decision}")
     if not diagram.n_internal:
         lines.append(f"every row -> {_target(diagram, diagram.root)}")
@@ -175,7 +117,7 @@ def _columns(diagram: Diagram) -> list[InputColumn]:
         s = node_split(diagram, node)
         if isinstance(s.test, LinearTest):
             used |= {term.column.name for term in s.test.terms}
-        elif len(_outcomes(s)) == 2:
+        elif len(outcomes(s)) == 2:
             used.add(s.test.column.name)
     return [c for c in diagram.prep.columns if c.name in used]
 
@@ -230,9 +172,9 @@ def diagram_python(diagram: Diagram) -> str:
     for node in range(diagram.n_internal):
         s = node_split(diagram, node)
         lines.append(f"{INDENT}if node == {node}:")
-        outcomes = _outcomes(s)
-        if len(outcomes) == 1:
-            lines.append(2 * INDENT + go(outcomes[0][1]))
+        ways = outcomes(s)
+        if len(ways) == 1:
+            lines.append(2 * INDENT + go(ways[0][1]))
             continue
         lines += [f"{2 * INDENT}if {_python_test(s.test, variables)}:",
                   3 * INDENT + go(s.if_true), f"{2 * INDENT}else:",
@@ -263,9 +205,9 @@ def diagram_sql(diagram: Diagram) -> str:
         if diagram.is_terminal(node):
             return [sql.string(names[diagram.label(node)])]
         s = node_split(diagram, node)
-        outcomes = _outcomes(s)
-        if len(outcomes) == 1:
-            return body(outcomes[0][1])
+        ways = outcomes(s)
+        if len(ways) == 1:
+            return body(ways[0][1])
         return ([f"CASE WHEN {_sql_test(s.test)} THEN"]
                 + [sql.INDENT + line for line in body(s.if_true)]
                 + ["ELSE"] + [sql.INDENT + line for line in body(s.if_false)]
@@ -287,18 +229,18 @@ def diagram_dot(diagram: Diagram) -> str:
 
     lines = ["digraph diagram {",
              ('  node [shape=box, style="rounded,filled", fillcolor=white, '
-              'fontname="Helvetica"];'),
+              'fontname="Helvetica", ordering=out];'),
              '  edge [fontname="Helvetica", fontsize=10];']
     edges = []
     for nodes in diagram.layers:
         lines.append("  { rank=same; " + " ".join(f"{k};" for k in nodes) + " }")
         for node in nodes:
-            s = node_split(diagram, node)
-            lines.append(f"  {node} [label={quote(s.test.text() + chr(10) + counts(node))}];")
-            outcomes = _outcomes(s)
-            for holds, child in outcomes:
-                label = s.test.text(holds) if len(outcomes) == 2 else "always"
-                edges.append(f"  {node} -> {child} [label={quote(label)}];")
+            fork = branches(diagram, node)
+            lines.append(f"  {node} [label={quote(fork.text + chr(10) + counts(node))}];")
+            # the yes arc first (`ordering=out` keeps it on the left), a node that
+            # decides nothing only its one arc
+            for holds, child in fork.arcs if fork.decides else fork.arcs[:1]:
+                edges.append(f"  {node} -> {child} [label={quote(fork.condition(holds))}];")
     terminals = diagram.terminals_used
     for node in terminals:
         colour = PALETTE[diagram.label(node) % len(PALETTE)]

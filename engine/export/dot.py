@@ -2,8 +2,11 @@
 
 Every node of the tree becomes one DOT node: internal nodes show their test in the
 user's words and the training weight of each class, leaves the predicted class, and
-each edge the outcome of the test that leads along it.  Labels may hold any text the
-data holds (quotes, backslashes, line breaks), so they are escaped for DOT strings.
+each edge the outcome of the test that leads along it.  As in the window's picture
+(`walk.branches`), the edge where the node's test holds comes first and
+`ordering=out` keeps it on the left, whichever child the tree's arrays call left.
+Labels may hold any text the data holds (quotes, backslashes, line breaks), so they
+are escaped for DOT strings.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.data.features import format_number
-from engine.export.walk import leaf_summary, split
+from engine.export.walk import branches, leaf_summary
 
 if TYPE_CHECKING:
     from engine.model.tree import Tree
@@ -44,7 +47,7 @@ def to_dot(tree: Tree) -> str:
     """DOT source: `digraph tree { ... }` with one node line per tree node."""
     lines = ["digraph tree {",
              '  node [shape=box, style="rounded,filled", fillcolor=white, '
-             'fontname="Helvetica"];',
+             'fontname="Helvetica", ordering=out];',
              '  edge [fontname="Helvetica", fontsize=10];']
     if tree.edits:
         lines.insert(1, f"  // {tree.edit_note}")
@@ -55,12 +58,8 @@ def to_dot(tree: Tree) -> str:
             text = [leaf_summary(tree, node).class_name, _counts(tree, node)]
             lines.append(f"  {node} [label={_label(text)}, fillcolor={colour}];")
             continue
-        s = split(tree, node)
-        lines.append(f"  {node} [label={_label([s.test.text(), _counts(tree, node)])}];")
-        for child in (int(tree.left[node]), int(tree.right[node])):
-            outcomes = [holds for holds in (True, False)
-                        if (s.if_true if holds else s.if_false) == child]
-            text = (s.test.text(outcomes[0]) if len(outcomes) == 1
-                    else "always" if outcomes else "never")
-            edges.append(f"  {node} -> {child} [label={quote(text)}];")
+        fork = branches(tree, node)
+        lines.append(f"  {node} [label={_label([fork.text, _counts(tree, node)])}];")
+        for holds, child in fork.arcs:   # yes first: `ordering=out` draws it on the left
+            edges.append(f"  {node} -> {child} [label={quote(fork.condition(holds))}];")
     return "\n".join(lines + edges + ["}"]) + "\n"

@@ -8,6 +8,14 @@ holds".  `split` answers that once for every exporter, from the tree arrays alon
 `Tree.apply` takes, including for binary features with an unusual threshold.
 `fold` walks the tree recursively so each exporter only says how to render a leaf
 and a split, and `leaf_summary` gives the numbers every exporter prints at a leaf.
+
+A decision diagram's nodes are read the same way (`node_split`: a univariate test
+is a tree's `split`, a multivariate one a `LinearTest`).  `branches` is the one
+place that says how a node of either model is *shown* (issue 34): its test in
+positive words, the child where it holds first (drawn on the left, "yes"), the
+other second (on the right, "no"), whatever order the model's arrays keep them in.
+Every picture (the window's views, saved images) and every export with an order
+(DOT, the rules) uses it.
 """
 
 from __future__ import annotations
@@ -16,10 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from engine.data.features import EQ, IN, LE, MISSING, NUM, Feature
+from engine.data.features import EQ, IN, LE, MISSING, NUM, Feature, format_number
 from engine.data.preprocessing import InputColumn
 
 if TYPE_CHECKING:
+    from engine.model.diagram import Diagram
     from engine.model.tree import Tree
 
 T = TypeVar("T")
@@ -94,6 +103,125 @@ def split(tree: Tree, node: int) -> Split:
     # A binary feature is 1 where its test holds; the tree sends x <= t to the left.
     return Split(node, Test(column, f),
                  left if 1.0 <= t else right, left if 0.0 <= t else right)
+
+
+@dataclass(frozen=True)
+class Term:
+    """One term of a diagram's multivariate test: `weight` times the raw value of a
+    numeric column, or times 1.0 / 0.0 where a binary feature's test holds / not."""
+
+    column: InputColumn
+    feature: Feature
+    weight: float
+
+    @property
+    def name(self) -> str:
+        return f"[{self.feature.condition(True)}]" if self.feature.binary else self.column.name
+
+
+@dataclass(frozen=True)
+class LinearTest:
+    """Holds when `sum(weight * value of term) <= threshold` (0 without terms)."""
+
+    terms: tuple[Term, ...]
+    threshold: float
+
+    @property
+    def constant(self) -> bool | None:
+        """The outcome when there are no terms (every row one way), else None."""
+        return 0.0 <= self.threshold if not self.terms else None
+
+    def text(self, holds: bool = True) -> str:
+        if not self.terms:
+            return "always" if self.constant == holds else "never"
+        parts = []
+        for term in self.terms:
+            sign = "-" if term.weight < 0 else "+"
+            parts.append(f"{sign} {format_number(abs(term.weight))}*{term.name}")
+        body = " ".join(parts)
+        body = body[2:] if body.startswith("+ ") else "-" + body[2:]
+        return f"{body} {'<=' if holds else '>'} {format_number(self.threshold)}"
+
+
+def node_split(model: Tree | Diagram, node: int) -> Split:
+    """The test of an internal node of a tree or a diagram and the child reached when
+    it holds or not; a diagram's multivariate test (`feature == -1`) is a `LinearTest`."""
+    if model.feature[node] >= 0:
+        return split(model, node)
+    terms = tuple(Term(model.prep.column(model.features[j].column), model.features[j],
+                       weight) for j, weight in model.terms(node))
+    left, right = int(model.left[node]), int(model.right[node])
+    return Split(node, LinearTest(terms, float(model.threshold[node])), left, right)
+
+
+def outcomes(s: Split) -> list[tuple[bool, int]]:
+    """(holds, child) of each outcome that leads somewhere of its own.
+
+    One outcome when the node decides nothing: a test without terms, or a binary
+    test whose two outcomes reach the same child (`split`).
+    """
+    constant = s.test.constant if isinstance(s.test, LinearTest) else None
+    if constant is not None:
+        return [(constant, s.if_true if constant else s.if_false)]
+    if not s.decides:
+        return [(True, s.if_true)]
+    return [(True, s.if_true), (False, s.if_false)]
+
+
+YES, NO = "yes", "no"
+
+
+@dataclass(frozen=True)
+class Branches:
+    """An internal node as every picture and ordered export shows it (issue 34).
+
+    `text` is the node's test in positive words (`colour = red`, `age <= 37.5`, never
+    `colour != red`); `yes` is the child reached when it holds, drawn on the left (or
+    listed first) and labelled "yes"; `no` is the other child, on the right, "no".
+    Only the presentation: the model's `left` / `right` arrays stay as they are (a
+    binary feature is 1 where its test holds and the model sends 0 left, so there
+    `yes` is the right child).  A node that decides nothing (both outcomes reach one
+    child: a binary threshold outside [0, 1), a test without terms) has `yes` the
+    child every row reaches, labelled "always", and `no` the other one, "never".
+    """
+
+    split: Split
+    yes: int
+    no: int
+    decides: bool
+
+    @property
+    def text(self) -> str:
+        """The test shown in the node's box."""
+        if isinstance(self.split.test, LinearTest) and not self.split.test.terms:
+            return "always"
+        return self.split.test.text(True)
+
+    @property
+    def arcs(self) -> tuple[tuple[bool, int], tuple[bool, int]]:
+        """(holds, child) of both arcs in drawing order: yes (left), then no (right)."""
+        return (True, self.yes), (False, self.no)
+
+    def label(self, holds: bool) -> str:
+        """What the arc says: "yes" / "no" ("always" / "never" if nothing is decided)."""
+        if not self.decides:
+            return "always" if holds else "never"
+        return YES if holds else NO
+
+    def condition(self, holds: bool) -> str:
+        """The condition a row meets along the yes (`holds`) or the no arc, in full."""
+        return self.split.test.text(holds) if self.decides else self.label(holds)
+
+
+def branches(model: Tree | Diagram, node: int) -> Branches:
+    """How internal `node` of a tree or a diagram is drawn: test, yes child, no child."""
+    s = node_split(model, node)
+    reached = outcomes(s)
+    if len(reached) == 2:
+        return Branches(s, s.if_true, s.if_false, True)
+    child = reached[0][1]
+    left, right = int(model.left[node]), int(model.right[node])
+    return Branches(s, child, right if child == left else left, False)
 
 
 def resolve(tree: Tree, node: int) -> int:

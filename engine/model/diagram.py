@@ -133,8 +133,10 @@ class Diagram:
         return [(int(j), float(row[j])) for j in np.flatnonzero(row)]
 
     def node_text(self, node: int) -> str:
-        """The test of an internal node in the user's words (its left branch)."""
-        return self.branch_conditions(node)[0]
+        """The test of an internal node in positive words, as every picture shows it
+        (`colour = red`, not `colour != red`, even where it holds on the right)."""
+        from engine.export.walk import branches  # the exports' view builds on the model
+        return branches(self, node).text
 
     def branch_conditions(self, node: int) -> tuple[str, str]:
         """Readable conditions of the (left, right) branches of an internal node."""

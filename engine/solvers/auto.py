@@ -25,8 +25,8 @@ import math
 
 import numpy as np
 
-from engine.data.dataset import Dataset
-
+from engine.data.dataset import Dataset, counted
+from engine.data.features import format_number
 from engine.featurize import binarized
 from engine.solvers.protocol import DEPTH, Result, Solver
 from engine.solvers.registry import get_solver, register
@@ -51,6 +51,14 @@ def contree_seconds(data: Dataset, depth: int) -> float:
                     + d * math.log(max(distinct, 1.0)))
 
 
+def seconds_text(seconds: float) -> str:
+    """A predicted time as the reason reads it: "under 0.01 s" when too short to
+    matter, else "about 0.35 s" or "about 1,200 s" (never "2.2e-07 s")."""
+    if seconds < 0.01:
+        return "under 0.01 s"
+    return f"about {seconds:.2g} s" if seconds < 100 else f"about {seconds:,.0f} s"
+
+
 def choose(data: Dataset, depth: int, time_limit: float | None) -> tuple[str, str]:
     """(algorithm, reason in one sentence) for `data` at `depth`."""
     if data.is_binary:
@@ -64,13 +72,14 @@ def choose(data: Dataset, depth: int, time_limit: float | None) -> tuple[str, st
     predicted = contree_seconds(data, depth)
     # (a routed column is two continuous features: count columns, as the user sees them)
     numeric = len({f.column for f in data.features if not f.binary})
-    size = f"{data.n_rows:,} rows × {numeric} numeric columns"
+    size = f"{counted(data.n_rows, 'row')} × {counted(numeric, 'numeric column')}"
     if predicted <= SAFETY * budget:
         return "contree", (f"ConTree searches every threshold of the numbers and should "
-                           f"prove the optimal tree on {size} in about {predicted:.2g} s")
-    return "blossom", (f"ConTree would need about {predicted:.2g} s on {size}, far more "
-                       f"than the {budget:.3g} s available, so Blossom runs on the greedy "
-                       "tree's thresholds plus quantiles (never worse than greedy)")
+                           f"prove the optimal tree on {size} in {seconds_text(predicted)}")
+    return "blossom", (f"ConTree would need {seconds_text(predicted)} on {size}, far more "
+                       f"than the {format_number(budget)} s available, so Blossom runs on "
+                       "the greedy tree's thresholds plus quantiles (never worse than "
+                       "greedy)")
 
 
 @register

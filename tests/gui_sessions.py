@@ -1,0 +1,231 @@
+"""Random user sessions in the real window (issue 34): a Hypothesis state machine
+that opens files, changes the target, the class weights, the algorithm and the
+depth, runs, selects older runs, clicks nodes, chooses rows, predicts files, edits
+trees by hand and undoes, and checks after every step that what the window shows
+belongs to the selected run.
+
+`tests/test_gui_sessions.py` runs a bounded number of sessions in CI;
+`benchmarks/gui_sessions.py` runs thousands of steps.  The tables are generated
+(text columns of hundreds of values, missing cells), never committed.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from engine.model.tree import Tree
+from engine.prediction import node_rows, row_path
+from gui.main_window import MainWindow
+from gui.models import is_model
+
+WAIT_MS = 60_000
+MIN_WIDTH = 1024
+ALGORITHMS = ("auto", "greedy", "contree", "blossom", "odd")
+
+
+def write_tables(folder: Path, seed: int = 0) -> dict[str, Path]:
+    """Two tables of other columns and classes, and a file that is no table."""
+    rng = np.random.default_rng(seed)
+    n = 600
+    age = rng.integers(18, 80, n).astype(float)
+    town = rng.choice([f"town{k}" for k in range(300)], n)
+    colour = rng.choice(["red", "green", "blue"], n)
+    buys = np.where((age > 45) ^ (colour == "red") ^ (rng.random(n) < 0.1), "yes", "no")
+    age_text = np.where(rng.random(n) < 0.05, "", age.astype(int).astype(str))
+    a = folder / "people.csv"
+    a.write_text("age,town,colour,buys\n" + "".join(
+        f"{x},{t},{c},{b}\n" for x, t, c, b in zip(age_text, town, colour, buys)))
+    m = 300
+    size = rng.normal(10, 3, m).round(2)
+    kind = rng.choice(["a", "b", "c", "d", "e", "f"], m)
+    grade = np.where(size > 11, "high", np.where(size > 8, "mid", "low"))
+    b = folder / "parts.csv"
+    b.write_text("size,kind,weight,grade\n" + "".join(
+        f"{s},{k},{w:.1f},{g}\n" for s, k, w, g in
+        zip(size, kind, rng.random(m) * 5, grade)))
+    bad = folder / "broken.csv"
+    bad.write_bytes(b"\x00\x01\x02 not a table \xff\xfe")
+    return {"people": a, "parts": b, "broken": bad}
+
+
+class WindowSession(RuleBasedStateMachine):
+    """One user's session; `qtbot` and `tables` are set by the test that runs it."""
+
+    qtbot = None
+    tables: dict[str, Path] = {}
+    steps: Counter = Counter()   # rules taken, over every session (to say what was tried)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.win = MainWindow()
+        self.qtbot.addWidget(self.win)
+        self.win.resize(1024, 640)
+        self.win.show()
+        self.win.set_algorithm("greedy")
+
+    # ------------------------------------------------------------- helpers
+    def settle(self) -> None:
+        self.steps[sys._getframe(1).f_code.co_name] += 1
+        win = self.win
+        self.qtbot.waitUntil(lambda: not win.loading and not win.preparing
+                             and not win.running and not win.runner.queued,
+                             timeout=WAIT_MS)
+
+    @property
+    def ready(self) -> bool:
+        return self.win.raw is not None
+
+    # --------------------------------------------------------------- rules
+    @rule(name=st.sampled_from(["people", "parts"]))
+    def open_file(self, name):
+        self.win.load_path(self.tables[name])
+        self.settle()
+
+    @precondition(lambda self: self.ready)
+    @rule(pick=st.integers(0, 10))
+    def change_target(self, pick):
+        combo = self.win.target_combo
+        combo.setCurrentIndex(pick % combo.count())
+        self.settle()
+
+    @precondition(lambda self: self.ready)
+    @rule(text=st.sampled_from(["", "balanced"]), commit=st.booleans())
+    def type_class_weights(self, text, commit):
+        """Typed, and maybe left without pressing Enter (Run must count it)."""
+        edit = self.win.data_panel.class_weight_edit
+        edit.setText(text)
+        if commit:
+            edit.editingFinished.emit()
+        self.settle()
+
+    @rule(name=st.sampled_from(ALGORITHMS), depth=st.integers(1, 3))
+    def choose_algorithm(self, name, depth):
+        self.win.set_algorithm(name)
+        self.win.depth_spin.setValue(depth)
+        if name == "odd":
+            self.win.time_spin.setValue(2)
+        self.settle()
+
+    @precondition(lambda self: self.ready)
+    @rule()
+    def run(self):
+        win = self.win
+        weights = win.data_panel.class_weight_edit.text().strip()
+        before = len(win.state.runs)
+        win.run_button.click()
+        self.settle()
+        runs = win.state.runs
+        if len(runs) > before:   # the run captured the draft at the click
+            assert (runs[-1].data_settings.get("class_weight") or "") == weights
+
+    @precondition(lambda self: len(self.win.state.runs) > 0)
+    @rule(pick=st.integers(0, 50))
+    def select_run(self, pick):
+        runs = self.win.state.runs
+        self.win.results.select_runs([runs[pick % len(runs)].number])
+        self.settle()
+
+    @precondition(lambda self: isinstance(self.win.tree, Tree) and not self.win.running)
+    @rule(pick=st.integers(0, 200))
+    def click_node(self, pick):
+        self.steps["click_node"] += 1
+        win = self.win
+        run, tree = win.current_run, win.tree
+        node = pick % tree.n_nodes
+        rows = win.state.data_of(run)
+        win.analysis.show_node(node)
+        if rows is None or rows.raw is not win.raw:
+            assert f"Run #{run.number}" in win.result_label.text()
+            return
+        expected, _ = node_rows(tree, rows.raw.frame, node)
+
+        def shown() -> bool:
+            rows_shown = win.data_view.preview._shown
+            return rows_shown is not None and rows_shown.tolist() == expected.tolist() \
+                and f"Run #{run.number}, node {node}:" in win.data_view.node_label.text()
+
+        self.qtbot.waitUntil(shown, timeout=WAIT_MS)
+
+    @precondition(lambda self: is_model(self.win.tree) and not self.win.running
+                  and self.win.current_run is not None)
+    @rule(pick=st.integers(0, 10_000))
+    def choose_row(self, pick):
+        self.steps["choose_row"] += 1
+        win = self.win
+        run = win.current_run
+        row = pick % len(win.raw.frame)
+        win.analysis.show_row(row)
+        rows = win.state.data_of(run)
+        status = win.result_label.text()
+        if rows is None or rows.raw is not win.raw:
+            assert f"Run #{run.number}" in status
+            return
+        assert status.startswith(f"Row {row + 1}: run #{run.number} predicts") or \
+            f"run #{run.number}" in status
+        if status.startswith(f"Row {row + 1}: run #{run.number} predicts"):
+            path, _, predicted = row_path(run.tree, win.raw.frame.iloc[[row]])
+            assert win.view.tree_scene().highlighted_nodes() == sorted(path)
+            assert f"predicts {run.tree.class_names[predicted]}" in status
+
+    @precondition(lambda self: isinstance(self.win.tree, Tree) and not self.win.running
+                  and self.win.current_run is not None
+                  and self.win.tree is self.win.current_run.tree)
+    @rule(pick=st.integers(0, 200))
+    def collapse_node(self, pick):
+        tree = self.win.tree
+        inner = np.flatnonzero(tree.feature >= 0)
+        if inner.size:
+            self.win.analysis.collapse_node(int(inner[pick % inner.size]))
+        self.settle()
+
+    @rule(redo=st.booleans())
+    def undo_or_redo(self, redo):
+        (self.win.editor.redo if redo else self.win.editor.undo)()
+        self.settle()
+
+    @precondition(lambda self: self.win.current_run is not None
+                  and is_model(self.win.current_run.tree) and not self.win.running)
+    @rule(name=st.sampled_from(["people", "parts", "broken"]))
+    def predict_file(self, name):
+        self.steps["predict_file"] += 1
+        dialog = self.win.analysis.predict_dialog()
+        if dialog is None:
+            return
+        with self.qtbot.waitSignal(dialog.finished_reading, timeout=WAIT_MS):
+            dialog.open_path(self.tables[name])
+        # what can be saved is this file's predictions, never an earlier file's
+        if name == "broken":
+            assert dialog.predictions is None and not dialog.save_button.isEnabled()
+        dialog.close()
+
+    # ---------------------------------------------------------- invariants
+    @invariant()
+    def the_screen_belongs_to_the_selected_run(self):
+        win = self.win
+        if win.running:
+            return
+        run = win.current_run
+        header = win.summary_label.text()
+        if run is None:
+            assert win.tree is None or win.live_label is None
+            return
+        assert f"#{run.number} " in header, header
+        assert f"{run.n_features:,} features" in header
+        if is_model(run.tree):
+            assert win.tree is run.tree
+        assert win.results.selected_runs() in ([], [run]) or run in win.results.selected_runs()
+        assert win.figures.text("status") == run.status_text
+
+    @invariant()
+    def the_window_fits_a_small_screen(self):
+        assert self.win.minimumSizeHint().width() <= MIN_WIDTH
+        assert self.win.minimumWidth() <= MIN_WIDTH
+
+    def teardown(self) -> None:
+        self.win.close()

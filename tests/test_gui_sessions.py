@@ -1,0 +1,25 @@
+"""Random user sessions in the real window (see `gui_sessions`), a bounded number in
+the test command (about 250 steps); `benchmarks/gui_sessions.py` sets
+ORCHARD_GUI_SESSION_STEPS="steps:steps_per_session" for thousands."""
+
+import os
+
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import run_state_machine_as_test
+from test_gui_support import isolated_settings  # noqa: F401 - autouse fixture
+
+from gui_sessions import WindowSession, write_tables
+
+STEPS, PER_SESSION = map(int, os.environ.get("ORCHARD_GUI_SESSION_STEPS", "250:25").split(":"))
+
+
+def test_random_sessions_keep_the_screen_on_the_selected_run(qtbot, tmp_path):
+    WindowSession.qtbot = qtbot
+    WindowSession.tables = write_tables(tmp_path)
+    WindowSession.steps.clear()
+    run_state_machine_as_test(WindowSession, settings=settings(
+        max_examples=max(1, STEPS // PER_SESSION), stateful_step_count=PER_SESSION,
+        deadline=None, derandomize=True, report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck)))
+    print(f"rules taken: {dict(WindowSession.steps)}")
+    assert WindowSession.steps["run"] >= 10 and WindowSession.steps["select_run"] >= 3
