@@ -17,7 +17,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from engine.data.columns import ColumnKind
-from engine.data.dataset import PrepOptions
+from engine.data.dataset import PrepOptions, counted
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.training import default_binarization
@@ -303,15 +303,17 @@ class DataController(QObject):
             title = get_solver(algorithm).title
             if prep.inconsistent:
                 rows = prep.inconsistent
+                have = f"{counted(rows, 'row')} {'has' if rows == 1 else 'have'}"
                 if is_sat(algorithm):
                     problems.append(
-                        f"{rows:,} rows have the same features as rows of another class, "
+                        f"{have} the same features as rows of another class, "
                         f"so no tree classifies every row correctly and {title} will find "
                         "none. Tick “Drop rows contradicting identical rows” or choose "
                         "another algorithm.")
                 else:
-                    notes.append(f"{rows:,} rows have the same features as rows of another "
-                                 f"class: at least {rows:,} training errors are unavoidable.")
+                    notes.append(f"{have} the same features as rows of another class: "
+                                 f"at least {counted(rows, 'training error')} "
+                                 f"{'is' if rows == 1 else 'are'} unavoidable.")
             if get_solver(algorithm).needs == "binary" and not data.is_binary:
                 problems.append(f"{title} needs 0/1 features: choose quantile thresholds "
                                 "or every midpoint under Binarise.")

@@ -19,6 +19,7 @@ from engine.solvers.monitor import Monitor
 from gui.app_state import AppState
 from gui.data_tasks import StageRelay
 from gui.models import is_model, size_text
+from gui.results_panel import errors_text
 from gui.runs import RunRecord, run_task
 from gui.worker import Worker, error_message
 
@@ -50,9 +51,7 @@ def result_text(run: RunRecord) -> str:
     """One line naming the run ("#3 Blossom on iris.csv: ...") and its figures."""
     if not is_model(run.tree):
         return f"{run.label}: {run.status_text}, no tree · {run.time_s:.2f} s"
-    parts = [(f"{run.label}: training error {format_count(run.train_error)} of "
-              f"{format_count(run.total_weight)}"),
-             f"accuracy {100 * run.train_accuracy:.1f}%"]
+    parts = [f"{run.label}: {errors_text(run)}", f"accuracy {100 * run.train_accuracy:.1f}%"]
     if run.evaluation is not None:
         parts.append(run.evaluation.summary())
     if run.lower_bound > 0 and not run.optimal:
@@ -147,7 +146,8 @@ class RunController(QObject):
         self._context = {"rows": rows, "algorithm": algorithm, "params": dict(params),
                          "time_limit": time_limit, "number": number, "label": label}
         self._pending, self._live_figures, self._testing = None, None, False
-        win.display.show_live_run(label, f"{label}, depth {params.get('depth', '—')}")
+        win.display.show_live_run(label, f"{label}, depth {params.get('depth', '—')}",
+                                  rows.dataset.class_weights)
         self.busy_changed.emit()
         worker.start()
         self._tick_timer.start()

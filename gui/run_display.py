@@ -64,6 +64,7 @@ class RunDisplay(QObject):
         status line."""
         self.state.select(run)
         self.win.results.show_run(run)
+        self.win.view.row_factors = run.class_factors
         if is_model(run.tree):
             self.show_tree(run.tree)
         else:
@@ -103,10 +104,11 @@ class RunDisplay(QObject):
                           f"(target '{html.escape(data.prep.target)}'): press Run")
             label.setToolTip("Classes: " + ", ".join(map(str, data.class_names)))
 
-    def show_live_run(self, label: str, title: str) -> None:
+    def show_live_run(self, label: str, title: str, row_factors=None) -> None:
         """A run starts: nothing of an earlier run stays on screen as if it were this
         one's (no tree, curve, figures or selected history row until it has its own)."""
         previous = self.win.current_run
+        self.win.view.row_factors = row_factors
         self.state.select(None)
         self.win.tree, self.win.live_label = None, label
         self.refresh_evaluation()
@@ -155,8 +157,8 @@ class RunDisplay(QObject):
         run = self.win.current_run
         rows = self.state.data_of(run)
         if run is None or not is_model(run.tree):
-            self.win.evaluation_views.clear("No finished run with a model to evaluate: press "
-                                        "Run, or choose a run in the Results tab.")
+            self.win.evaluation_views.clear("No finished run with a model to evaluate: "
+                                            "press Run, or choose a run in the Results tab.")
         elif rows is None:
             self.win.evaluation_views.clear(
                 f"Run #{run.number} trained on {run.dataset_name or 'another file'}: open "

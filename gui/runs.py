@@ -115,6 +115,7 @@ class RunRecord:
     reason: str = ""                    # and why, one sentence
     message: str = ""                   # a non-answer explained (no proof, a skipped step)
     edited_from: int | None = None      # the run whose tree was edited by hand into this
+    class_factors: list[float] | None = None   # each class's row weight, when weighted
 
     def edited(self, number: int, tree, time_s: float = 0.0) -> RunRecord:
         """This run's tree edited by hand (`engine.editing`) as run `number`.
@@ -150,7 +151,9 @@ class RunRecord:
                    data_path=data_path, data_name=name,
                    chosen=str(result.stats.get("chosen_algorithm", "")),
                    reason=str(result.stats.get("reason", "")),
-                   message=str(result.stats.get("message", "")))
+                   message=str(result.stats.get("message", "")),
+                   class_factors=(None if data.class_weights is None
+                                  else [float(f) for f in data.class_weights]))
 
     # ------------------------------------------------------------- figures
     @property
@@ -224,7 +227,7 @@ class RunRecord:
             "time_limit": self.time_limit, "finished_at": self.finished_at,
             "data_path": self.data_path, "data_name": self.data_name,
             "chosen": self.chosen, "reason": self.reason, "message": self.message,
-            "edited_from": self.edited_from,
+            "edited_from": self.edited_from, "class_factors": self.class_factors,
         }
 
     @classmethod
@@ -245,7 +248,8 @@ class RunRecord:
                                  .get("file") or ""),
                    chosen=str(d.get("chosen", "")), reason=str(d.get("reason", "")),
                    message=str(d.get("message", "")),
-                   edited_from=d.get("edited_from"))
+                   edited_from=d.get("edited_from"),
+                   class_factors=d.get("class_factors"))
 
 
 def relative_gap(error: float, bound: float) -> float:

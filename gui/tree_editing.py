@@ -15,7 +15,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from engine.editing import collapse, resolve_subtree
+from engine.data.features import format_count
+from engine.editing import collapse, node_text, resolve_subtree
 from engine.model.tree import Tree
 from engine.solvers.monitor import Monitor
 from gui.runs import RunRecord
@@ -72,7 +73,8 @@ class TreeEditor(QObject):
         record = run.edited(self._next_number(), tree, time.perf_counter() - start)
         self._add(record, run)
         self.said.emit(f"{record.label}: {tree.edits[-1]}; training error "
-                       f"{run.train_error:g} → {record.train_error:g}.")
+                       f"{format_count(run.train_error)} → "
+                       f"{format_count(record.train_error)}.")
         return record
 
     def resolve(self, run: RunRecord, node: int, data, time_limit: float | None) -> None:
@@ -90,8 +92,8 @@ class TreeEditor(QObject):
         worker.cancelled.connect(lambda: self._resolve_failed(""))
         self._worker = worker
         self.busy_changed.emit(True)
-        self.said.emit(f"Re-solving node {node} of run #{run.number} on the rows that "
-                       "reach it… (Stop keeps the tree as it is)")
+        self.said.emit(f"Re-solving {node_text(run.tree, node)} of run #{run.number} on "
+                       "the rows that reach it… (Stop keeps the tree as it is)")
         worker.start()
 
     def stop(self) -> None:

@@ -55,7 +55,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QStyleOptionGraphicsItem
 
-from engine.data.features import format_number
+from engine.data.features import format_count, format_number
 from engine.export.walk import Branches, branches
 from engine.model.tree import Tree
 
@@ -733,8 +733,11 @@ class TreeScene(ModelScene):
 
     def __init__(self, tree: Tree, parent=None, deferred: bool = False,
                  collapsed=(), display_depth: int | None = None,
-                 edge_width_by_rows: bool = True):
+                 edge_width_by_rows: bool = True, row_factors=None):
         super().__init__(tree, tree.n_nodes, parent)
+        # the class weights at the nodes, as rows: a weighted run's boxes count rows
+        self.rows = tree.value if row_factors is None else \
+            np.rint(tree.value / np.asarray(row_factors, dtype=float))
         self.parent_of = np.full(tree.n_nodes, -1, dtype=np.int64)
         internal = np.flatnonzero(tree.feature >= 0)
         self.parent_of[tree.left[internal]] = internal
@@ -961,7 +964,7 @@ class TreeScene(ModelScene):
         order = self._order
         shown, slot, depth = self._layout(self.collapsed)
         is_leaf = (tree.feature < 0).tolist()
-        value = tree.value.tolist()
+        value = self.rows.tolist()
         labels = tree.label.tolist()
         totals = [sum(row) for row in value]
         root_total = totals[0]
@@ -999,7 +1002,8 @@ class TreeScene(ModelScene):
             subtitle = style.fitted("small", subtitles[node], Qt.ElideRight)
             item = NodeItem(node, title, subtitle, fractions,
                             labels[node] if leaf else None, style,
-                            partial(node_tooltip, tree, node, names, titles[node]))
+                            partial(node_tooltip, tree, self.rows, node, names,
+                                    titles[node]))
             item.setPos(*places[node])
             if node not in visible:
                 item.setVisible(False)
@@ -1040,11 +1044,17 @@ class TreeScene(ModelScene):
             self.relayout()
 
 
-def node_tooltip(tree: Tree, node: int, names: list[str], title: str) -> str:
+def node_tooltip(tree: Tree, rows: np.ndarray, node: int, names: list[str],
+                 title: str) -> str:
     """A node's tooltip (composed when first hovered; holds no reference to the scene,
-    so a replaced drawing is freed at once rather than by the garbage collector)."""
+    so a replaced drawing is freed at once rather than by the garbage collector): its
+    rows per class, and their weights when the run weighted its classes."""
     if tree.is_leaf(node):
         head = f"Leaf predicting {names[tree.label[node]]}"
     else:
         head = f"Split: {title}"
-    return f"{head}\n{class_counts(tree.value[node], names)}"
+    text = f"{head}\n{class_counts(rows[node], names)}"
+    if rows is not tree.value:
+        text += "\nWeight per class: " + ", ".join(
+            f"{names[k]}: {format_count(float(v))}" for k, v in enumerate(tree.value[node]))
+    return text

@@ -68,6 +68,9 @@ class TreeView(QGraphicsView):
         self.tree = None
         self._building: ModelScene | None = None  # scene being built in slices
         self._next_tree = None                    # newest tree waiting for its turn
+        # each class's row weight when the tree on screen was trained on weighted rows:
+        # its boxes then count rows (weight / factor), not weights
+        self.row_factors = None
         self._clicked_node: int | None = None   # a click waiting to be no double-click
         self._click_timer = QTimer(self, singleShot=True)
         self._click_timer.timeout.connect(self._emit_click)
@@ -103,7 +106,8 @@ class TreeView(QGraphicsView):
 
     def _scene_for(self, tree, deferred: bool = False) -> ModelScene:
         return scene_for(tree, self, deferred, display_depth=self._display_depth,
-                         edge_width_by_rows=self._edge_width_by_rows)
+                         edge_width_by_rows=self._edge_width_by_rows,
+                         row_factors=self.row_factors)
 
     @property
     def is_building(self) -> bool:
@@ -205,7 +209,8 @@ class TreeView(QGraphicsView):
         """How the tree on screen is drawn, for `save_tree_image(tree, path, **these)`
         so a picture shows the tree as displayed."""
         return {"collapsed": self.collapsed_nodes(),
-                "edge_width_by_rows": self._edge_width_by_rows}
+                "edge_width_by_rows": self._edge_width_by_rows,
+                "row_factors": self.row_factors}
 
     def toggle_collapsed(self, node: int) -> bool:
         """Fold `node`'s subtree into a "+N" badge, or unfold it; the node stays where

@@ -100,6 +100,14 @@ def test_class_weights_typed_then_run_at_once_are_the_runs(qtbot, tmp_path):
     counts = np.bincount(win.dataset.y, minlength=win.dataset.n_classes)
     assert not np.allclose(counts, counts[0])              # the classes are unequal,
     assert np.allclose(run.tree.value[0], run.tree.value[0][0])   # their weights equal
+    # the boxes count rows, not weights ("36.2319 of 70.16 rows" before)
+    qtbot.waitUntil(lambda: win.view.tree_scene() is not None and not win.view.is_building)
+    scene = win.view.tree_scene()
+    root = scene.node_items[0].subtitle
+    assert root == f"{len(win.dataset.y):,} rows", root
+    for item in scene.node_items:
+        if item is not None:
+            assert "." not in item.subtitle, item.subtitle
 
 
 def test_a_binarisation_chosen_for_one_solver_goes_back_for_the_next(qtbot, tmp_path):
