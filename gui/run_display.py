@@ -143,10 +143,12 @@ class RunDisplay(QObject):
             self.win.set_status(f"Run {label} {ended}.")
 
     def runs_changed(self, runs: list) -> None:
+        """The history lists the state's runs, the very records (a reopened session's
+        runs have the numbers of the ones they replace, not their identity)."""
         self.win.live_label = None
         self.win.unsaved = bool(runs)
         shown = self.win.results.runs
-        if [r.number for r in shown] != [r.number for r in runs]:
+        if len(shown) != len(runs) or any(a is not b for a, b in zip(shown, runs)):
             self.win.results.set_runs(runs)
 
     def refresh_evaluation(self) -> None:

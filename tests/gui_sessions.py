@@ -124,6 +124,40 @@ class WindowSession(RuleBasedStateMachine):
         if len(runs) > before:   # the run captured the draft at the click
             assert (runs[-1].data_settings.get("class_weight") or "") == weights
 
+    @precondition(lambda self: self.ready)
+    @rule(after_ms=st.integers(0, 300))
+    def run_then_stop(self, after_ms):
+        """Stop soon after Run: a stopped run keeps its best tree or says it has none."""
+        win = self.win
+        win.set_algorithm("odd")
+        win.depth_spin.setValue(3)
+        win.time_spin.setValue(2)   # should the stop come after its end
+        win.run_button.click()
+        self.qtbot.wait(after_ms)
+        win.stop_button.click()
+        self.settle()
+
+    @precondition(lambda self: len(self.win.state.runs) > 1)
+    @rule(a=st.integers(0, 50), b=st.integers(0, 50))
+    def compare_runs(self, a, b):
+        runs = self.win.state.runs
+        numbers = sorted({runs[a % len(runs)].number, runs[b % len(runs)].number})
+        self.win.results.select_runs(numbers)
+        self.settle()
+        if len(numbers) > 1:
+            assert self.win.current_run.number in numbers
+
+    @precondition(lambda self: len(self.win.state.runs) > 0)
+    @rule()
+    def save_and_reopen_session(self):
+        win = self.win
+        path = self.tables["people"].parent / "session.orchard.json"
+        numbers = [r.number for r in win.state.runs]
+        assert win.files.save_session(path) and not win.unsaved
+        assert win.files.open_session(path)
+        self.settle()
+        assert [r.number for r in win.state.runs] == numbers
+
     @precondition(lambda self: len(self.win.state.runs) > 0)
     @rule(pick=st.integers(0, 50))
     def select_run(self, pick):
@@ -219,7 +253,9 @@ class WindowSession(RuleBasedStateMachine):
         assert f"{run.n_features:,} features" in header
         if is_model(run.tree):
             assert win.tree is run.tree
-        assert win.results.selected_runs() in ([], [run]) or run in win.results.selected_runs()
+        selected = win.results.selected_runs()
+        assert not selected or any(r is run for r in selected)
+        assert win.state.run(run.number) is run   # a run of this session, not a stale one
         assert win.figures.text("status") == run.status_text
 
     @invariant()

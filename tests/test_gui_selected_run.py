@@ -15,10 +15,13 @@ from test_gui_support import (  # noqa: F401 - isolated_settings is autouse
     write_people_csv,
 )
 
+from PySide6.QtWidgets import QMessageBox
+
 from engine.evaluation import Plan
 from engine.prediction import node_rows
 from gui.app_state import AppState, RunData, same_preparation
 from gui.runs import RunRecord
+from gui.settings import app_settings
 
 
 def others_csv(path, rows=90):
@@ -172,3 +175,53 @@ def test_runs_keep_their_rows_and_release_old_ones():
     assert state.data_of(state.run(8)).dataset is datasets[7]
     assert same_preparation({"target": "y", "class_weight": ""}, {"target": "y"})
     assert not same_preparation({"target": "y"}, {"target": "z"})
+
+
+def test_a_reopened_session_selects_its_own_run_in_the_history(qtbot, tmp_path):
+    """Found by the random sessions: the history kept the records the session replaced
+    (same numbers), so its selected row was a stale run."""
+    win = open_window(qtbot, write_people_csv(tmp_path / "people.csv"))
+    run_and_wait(qtbot, win)
+    path = tmp_path / "s.orchard.json"
+    assert win.files.save_session(path) and win.files.open_session(path)
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
+    run = win.current_run
+    assert win.results.runs[0] is run and win.results.selected_runs()[0] is run
+
+
+def test_the_node_menu_folds_and_unfolds(qtbot, tmp_path):
+    """Alt+click is taken by most Linux window managers: the node menu folds too."""
+    win = open_window(qtbot, write_people_csv(tmp_path / "people.csv"))
+    run_and_wait(qtbot, win)
+    qtbot.waitUntil(lambda: not win.view.is_building)
+    win.analysis.open_node_menu(0, win.mapToGlobal(win.rect().center()))
+    fold = next(a for a in win.analysis.node_menu.actions() if a.text() == "Fold its subtree")
+    fold.trigger()
+    assert win.view.collapsed_nodes() == [0]
+    win.analysis.node_menu.close()
+    win.analysis.open_node_menu(0, win.mapToGlobal(win.rect().center()))
+    unfold = next(a for a in win.analysis.node_menu.actions()
+                  if a.text() == "Unfold its subtree")
+    unfold.trigger()
+    assert win.view.collapsed_nodes() == []
+    win.analysis.node_menu.close()
+
+
+def test_quit_asks_before_unsaved_runs_are_lost(qtbot, tmp_path):
+    app_settings().setValue("ask_before_quit", "true")
+    win = open_window(qtbot, write_people_csv(tmp_path / "people.csv"))
+    run_and_wait(qtbot, win)
+    assert win.unsaved
+    win.close()
+    box = win._message_box
+    assert win.isVisible() and box is not None and "not saved" in box.text()
+    box.button(QMessageBox.Cancel).click()
+    assert win.isVisible()                       # Cancel keeps the window and its runs
+    win.close()
+    win._message_box.button(QMessageBox.Discard).click()
+    qtbot.waitUntil(lambda: not win.isVisible())
+    other = open_window(qtbot, write_people_csv(tmp_path / "other.csv"))
+    run_and_wait(qtbot, other)
+    assert other.files.save_session(tmp_path / "saved.orchard.json") and not other.unsaved
+    other.close()                                # saved: no question
+    assert not other.isVisible()
