@@ -166,6 +166,7 @@ def latency(dataset: Path, seconds: float, depth: int) -> dict:
     wait_until(app, lambda: not window.view.is_building, 10)
     probe.stop()
     run = window.current_run
+    window.unsaved = False   # nothing of a developer tool's runs to save
     window.close()
     return {
         "dataset": dataset.name, "algorithm": algorithm, "depth": depth, "runs": runs,
@@ -229,6 +230,7 @@ def heavy(case: str, folder: Path, stalls=None) -> dict:
     probe.set_phase(None)
     probe.stop()
     run = window.current_run
+    window.unsaved = False   # nothing of a developer tool's runs to save
     window.close()
     return {"case": case, "rows": run.n_rows, "classes": len(run.class_names),
             "status": run.status, "folds": len(run.evaluation.folds) if run.evaluation
@@ -251,6 +253,7 @@ def usable():
 QTimer.singleShot(0, usable)
 def warm(report):
     print("WARM", time.time(), report.total if report else -1, flush=True)
+    window.unsaved = False   # nothing of a developer tool's runs to save
     window.close()
     app.quit()
 window.warmed_up.connect(warm)

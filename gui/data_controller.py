@@ -103,7 +103,7 @@ class DataController(QObject):
         worker = Worker(read_and_prepare, path, options, name="orchard-read",
                         report_arg="report", monitor=monitor, on_cancel=monitor.cancel)
         monitor.on_progress = StageRelay(worker.report)
-        worker.partial.connect(lambda payload: self._progress(worker, payload))
+        worker.partial.connect(self._progress)
         worker.finished.connect(self._loaded)
         worker.errored.connect(self._load_failed)
         worker.cancelled.connect(self._load_failed)
@@ -112,8 +112,8 @@ class DataController(QObject):
         self.busy_changed.emit()
         worker.start()
 
-    def _progress(self, worker: Worker, payload) -> None:
-        if worker not in self.workers or self.win.closing:
+    def _progress(self, payload) -> None:
+        if self.sender() not in self.workers or self.win.closing:
             return
         if payload[0] == "stage":
             _, text, fraction = payload
@@ -230,15 +230,19 @@ class DataController(QObject):
                         path=draft.path, name="orchard-prepare", monitor=monitor,
                         on_cancel=monitor.cancel, report_arg="report")
         monitor.on_progress = StageRelay(worker.report)
-        worker.partial.connect(lambda payload: self._progress(worker, payload))
-        worker.finished.connect(lambda prep: self._prepared_again(worker, prep, settings))
+        worker.settings = settings   # what the preparation is of, for the state
+        worker.partial.connect(self._progress)
+        worker.finished.connect(self._prepared_again)
         worker.errored.connect(self._prepare_failed)
         worker.cancelled.connect(self._prepare_failed)
         self.prep_worker = worker
         self.busy_changed.emit()
         worker.start()
 
-    def _prepared_again(self, worker: Worker, prep: Prepared, settings: dict) -> None:
+    def _prepared_again(self, prep: Prepared) -> None:
+        """(Slots take the worker from `sender()`: a lambda holding the worker would
+        make a reference cycle, freed by the cyclic collector instead of at once.)"""
+        worker = self.sender()
         if worker is not self.prep_worker or self.win.closing:
             return
         self.prep_worker = None
@@ -246,7 +250,7 @@ class DataController(QObject):
             self._prep_pending = False
             self._start_prepare()   # options changed meanwhile: this result is stale
             return
-        self.apply(prep, settings)
+        self.apply(prep, worker.settings)
 
     def _prepare_failed(self, message: str = "") -> None:
         if self.sender() is not self.prep_worker or self.win.closing:

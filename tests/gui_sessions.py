@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from engine.model.tree import Tree
 from engine.prediction import node_rows, row_path
@@ -55,7 +55,11 @@ def write_tables(folder: Path, seed: int = 0) -> dict[str, Path]:
 
 
 class WindowSession(RuleBasedStateMachine):
-    """One user's session; `qtbot` and `tables` are set by the test that runs it."""
+    """One user's session; `qtbot` and `tables` are set by the test that runs it.
+
+    No rule has a Hypothesis precondition: what a session can do next depends on
+    timing (a Stop before or after a run's first tree), and Hypothesis must replay a
+    session's choices exactly, so a rule that does not apply returns at once."""
 
     qtbot = None
     tables: dict[str, Path] = {}
@@ -81,23 +85,38 @@ class WindowSession(RuleBasedStateMachine):
     def ready(self) -> bool:
         return self.win.raw is not None
 
+    @property
+    def finished_model(self) -> bool:
+        """The selected run's model is on screen, and nothing runs (the newest run
+        with a model is selected first when none is, as a user would pick one)."""
+        run, win = self.win.current_run, self.win
+        if run is None and not win.running:
+            models = [r for r in win.state.runs if is_model(r.tree)]
+            if models:
+                win.results.select_runs([models[-1].number])
+                run = win.current_run
+        return run is not None and is_model(run.tree) and win.tree is run.tree \
+            and not win.running
+
     # --------------------------------------------------------------- rules
     @rule(name=st.sampled_from(["people", "parts"]))
     def open_file(self, name):
         self.win.load_path(self.tables[name])
         self.settle()
 
-    @precondition(lambda self: self.ready)
     @rule(pick=st.integers(0, 10))
     def change_target(self, pick):
+        if not self.ready:
+            return
         combo = self.win.target_combo
         combo.setCurrentIndex(pick % combo.count())
         self.settle()
 
-    @precondition(lambda self: self.ready)
     @rule(text=st.sampled_from(["", "balanced"]), commit=st.booleans())
     def type_class_weights(self, text, commit):
         """Typed, and maybe left without pressing Enter (Run must count it)."""
+        if not self.ready:
+            return
         edit = self.win.data_panel.class_weight_edit
         edit.setText(text)
         if commit:
@@ -112,9 +131,10 @@ class WindowSession(RuleBasedStateMachine):
             self.win.time_spin.setValue(2)
         self.settle()
 
-    @precondition(lambda self: self.ready)
     @rule()
     def run(self):
+        if not self.ready:
+            return
         win = self.win
         weights = win.data_panel.class_weight_edit.text().strip()
         before = len(win.state.runs)
@@ -124,11 +144,13 @@ class WindowSession(RuleBasedStateMachine):
         if len(runs) > before:   # the run captured the draft at the click
             assert (runs[-1].data_settings.get("class_weight") or "") == weights
 
-    @precondition(lambda self: self.ready)
     @rule(after_ms=st.integers(0, 300))
     def run_then_stop(self, after_ms):
         """Stop soon after Run: a stopped run keeps its best tree or says it has none."""
+        if not self.ready:
+            return
         win = self.win
+        before = win.algorithm(), win.depth_spin.value(), win.time_spin.value()
         win.set_algorithm("odd")
         win.depth_spin.setValue(3)
         win.time_spin.setValue(2)   # should the stop come after its end
@@ -136,10 +158,15 @@ class WindowSession(RuleBasedStateMachine):
         self.qtbot.wait(after_ms)
         win.stop_button.click()
         self.settle()
+        win.set_algorithm(before[0])   # the session goes on with its own choices
+        win.depth_spin.setValue(before[1])
+        win.time_spin.setValue(before[2])
+        self.settle()
 
-    @precondition(lambda self: len(self.win.state.runs) > 1)
     @rule(a=st.integers(0, 50), b=st.integers(0, 50))
     def compare_runs(self, a, b):
+        if len(self.win.state.runs) < 2:
+            return
         runs = self.win.state.runs
         numbers = sorted({runs[a % len(runs)].number, runs[b % len(runs)].number})
         self.win.results.select_runs(numbers)
@@ -147,9 +174,10 @@ class WindowSession(RuleBasedStateMachine):
         if len(numbers) > 1:
             assert self.win.current_run.number in numbers
 
-    @precondition(lambda self: len(self.win.state.runs) > 0)
     @rule()
     def save_and_reopen_session(self):
+        if not self.win.state.runs:
+            return
         win = self.win
         path = self.tables["people"].parent / "session.orchard.json"
         numbers = [r.number for r in win.state.runs]
@@ -158,16 +186,18 @@ class WindowSession(RuleBasedStateMachine):
         self.settle()
         assert [r.number for r in win.state.runs] == numbers
 
-    @precondition(lambda self: len(self.win.state.runs) > 0)
     @rule(pick=st.integers(0, 50))
     def select_run(self, pick):
+        if not self.win.state.runs:
+            return
         runs = self.win.state.runs
         self.win.results.select_runs([runs[pick % len(runs)].number])
         self.settle()
 
-    @precondition(lambda self: isinstance(self.win.tree, Tree) and not self.win.running)
     @rule(pick=st.integers(0, 200))
     def click_node(self, pick):
+        if not self.finished_model or not isinstance(self.win.tree, Tree):
+            return
         self.steps["click_node"] += 1
         win = self.win
         run, tree = win.current_run, win.tree
@@ -186,10 +216,10 @@ class WindowSession(RuleBasedStateMachine):
 
         self.qtbot.waitUntil(shown, timeout=WAIT_MS)
 
-    @precondition(lambda self: is_model(self.win.tree) and not self.win.running
-                  and self.win.current_run is not None)
     @rule(pick=st.integers(0, 10_000))
     def choose_row(self, pick):
+        if not self.finished_model:
+            return
         self.steps["choose_row"] += 1
         win = self.win
         run = win.current_run
@@ -207,11 +237,10 @@ class WindowSession(RuleBasedStateMachine):
             assert win.view.tree_scene().highlighted_nodes() == sorted(path)
             assert f"predicts {run.tree.class_names[predicted]}" in status
 
-    @precondition(lambda self: isinstance(self.win.tree, Tree) and not self.win.running
-                  and self.win.current_run is not None
-                  and self.win.tree is self.win.current_run.tree)
     @rule(pick=st.integers(0, 200))
     def collapse_node(self, pick):
+        if not self.finished_model or not isinstance(self.win.tree, Tree):
+            return
         tree = self.win.tree
         inner = np.flatnonzero(tree.feature >= 0)
         if inner.size:
@@ -220,13 +249,15 @@ class WindowSession(RuleBasedStateMachine):
 
     @rule(redo=st.booleans())
     def undo_or_redo(self, redo):
+        if not (self.win.editor.can_undo or self.win.editor.can_redo):
+            return
         (self.win.editor.redo if redo else self.win.editor.undo)()
         self.settle()
 
-    @precondition(lambda self: self.win.current_run is not None
-                  and is_model(self.win.current_run.tree) and not self.win.running)
     @rule(name=st.sampled_from(["people", "parts", "broken"]))
     def predict_file(self, name):
+        if not self.finished_model:
+            return
         self.steps["predict_file"] += 1
         dialog = self.win.analysis.predict_dialog()
         if dialog is None:

@@ -207,3 +207,14 @@ def cancelled_from_another_thread(data, algorithm, params, after):
 def cp4im(name):
     """A CP4IM set (0/1 features, class in the first column)."""
     return shared_dataset(f"cp4im/{name}.txt", target="first")
+
+
+def path_to_leaf(tree, x) -> list[int]:
+    """The nodes one row of features `x` visits, root to leaf (the model's arrays
+    read directly, as the checks of drawings and paths need)."""
+    node, path = 0, [0]
+    while tree.feature[node] >= 0:
+        node = int(tree.left[node] if x[tree.feature[node]] <= tree.threshold[node]
+                   else tree.right[node])
+        path.append(node)
+    return path

@@ -23,7 +23,7 @@ from itertools import pairwise
 import numpy as np
 import pytest
 from conftest import SAMPLES
-from optimal_trees import cp4im, shared_dataset
+from optimal_trees import cp4im, path_to_leaf, shared_dataset
 
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions
@@ -80,15 +80,6 @@ def yes_first_preorder(tree: Tree, node: int = 0) -> list[int]:
         return []
     return ([node] + yes_first_preorder(tree, yes_child(tree, node))
             + yes_first_preorder(tree, no_child(tree, node)))
-
-
-def route(tree: Tree, x: np.ndarray) -> list[int]:
-    node, path = 0, [0]
-    while tree.feature[node] >= 0:
-        node = int(tree.left[node] if x[tree.feature[node]] <= tree.threshold[node]
-                   else tree.right[node])
-        path.append(node)
-    return path
 
 
 def first_edges(dot: str) -> dict[int, int]:
@@ -158,7 +149,7 @@ def check_tree_scene(tree: Tree, data) -> None:
         assert edges[node, no].toolTip() == tree.condition(node, False)
     # hovering and a row's lit path follow the model's own route
     for x in data.X[:: max(1, len(data.X) // 25)]:
-        path = route(tree, x)
+        path = path_to_leaf(tree, x)
         expected = [tree.condition(parent, child == yes_child(tree, parent))
                     for parent, child in pairwise(path)]
         assert scene.path_conditions(path[-1]) == expected

@@ -3,7 +3,8 @@ a row chosen in the data table lights its path through a decision diagram too.""
 
 import pytest
 from conftest import SAMPLES
-from test_gui_row_path import choose, path_to_leaf
+from optimal_trees import path_to_leaf
+from test_gui_row_path import choose
 from test_gui_support import LOANS, isolated_settings, open_window, run_and_wait  # noqa: F401
 
 from engine.data.csv_reader import read_table

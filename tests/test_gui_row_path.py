@@ -2,18 +2,10 @@
 says its prediction; within a node's rows the file's row is the one routed."""
 
 import numpy as np
+from optimal_trees import path_to_leaf
 from test_gui_support import LOANS, isolated_settings, open_window, run_and_wait  # noqa: F401
 
 from engine.data.csv_reader import read_table
-
-
-def path_to_leaf(tree, x) -> list[int]:
-    node, path = 0, [0]
-    while tree.feature[node] >= 0:
-        node = int(tree.left[node] if x[tree.feature[node]] <= tree.threshold[node]
-                   else tree.right[node])
-        path.append(node)
-    return path
 
 
 def choose(win, row: int) -> None:

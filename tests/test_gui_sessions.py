@@ -1,5 +1,5 @@
 """Random user sessions in the real window (see `gui_sessions`), a bounded number in
-the test command (about 250 steps); `benchmarks/gui_sessions.py` sets
+the test command (1,500 steps drawn; rules that do not apply return at once); `benchmarks/gui_sessions.py` sets
 ORCHARD_GUI_SESSION_STEPS="steps:steps_per_session" for thousands."""
 
 import os
@@ -10,7 +10,7 @@ from test_gui_support import isolated_settings  # noqa: F401 - autouse fixture
 
 from gui_sessions import WindowSession, write_tables
 
-STEPS, PER_SESSION = map(int, os.environ.get("ORCHARD_GUI_SESSION_STEPS", "250:25").split(":"))
+STEPS, PER_SESSION = map(int, os.environ.get("ORCHARD_GUI_SESSION_STEPS", "1500:30").split(":"))
 
 
 def test_random_sessions_keep_the_screen_on_the_selected_run(qtbot, tmp_path):
