@@ -89,6 +89,7 @@ class AppState:
         self.runs: list[RunRecord] = []
         self.selected: RunRecord | None = None
         self._data: dict[int, RunData] = {}     # run number -> its rows, when kept
+        self._last_number = 0
         self.draft_changed = Event()            # (Draft) a table read or prepared again
         self.runs_changed = Event()             # (list of runs)
         self.selection_changed = Event()        # (RunRecord or None)
@@ -135,9 +136,11 @@ class AppState:
     def run(self, number: int) -> RunRecord | None:
         return next((r for r in self.runs if r.number == number), None)
 
-    @property
-    def next_number(self) -> int:
-        return max((r.number for r in self.runs), default=0) + 1
+    def take_number(self) -> int:
+        """The next run's number: after every run listed and every number taken
+        (a failed run and an undone edit spend theirs)."""
+        self._last_number = max(self._last_number, *(r.number for r in self.runs), 0) + 1
+        return self._last_number
 
     def select(self, run: RunRecord | None) -> None:
         if run is not self.selected:

@@ -99,18 +99,24 @@ class DataController(QObject):
             self._pending_choices = {}
         win.set_status(f"Reading {path.name}…")
         win.data_panel.show_progress(f"Reading {path.name}…", 0.02)
+        self.timer.stop()
+        self.load_worker = self._start(self._loaded, self._load_failed, read_and_prepare,
+                                       path, options, name="orchard-read")
+        self.busy_changed.emit()
+
+    def _start(self, done, failed, fn, *args, **kwargs) -> Worker:
+        """`fn` in a worker with its own Monitor (Stop cancels it), its stages shown
+        as progress; `done(result)` or `failed(message)` ends it."""
         monitor = Monitor()
-        worker = Worker(read_and_prepare, path, options, name="orchard-read",
-                        report_arg="report", monitor=monitor, on_cancel=monitor.cancel)
+        worker = Worker(fn, *args, monitor=monitor, on_cancel=monitor.cancel,
+                        report_arg="report", **kwargs)
         monitor.on_progress = StageRelay(worker.report)
         worker.partial.connect(self._progress)
-        worker.finished.connect(self._loaded)
-        worker.errored.connect(self._load_failed)
-        worker.cancelled.connect(self._load_failed)
-        self.load_worker = worker
-        self.timer.stop()
-        self.busy_changed.emit()
+        worker.finished.connect(done)
+        worker.errored.connect(failed)
+        worker.cancelled.connect(failed)
         worker.start()
+        return worker
 
     def _progress(self, payload) -> None:
         if self.sender() not in self.workers or self.win.closing:
@@ -224,20 +230,13 @@ class DataController(QObject):
             self.prep_worker.cancel()
             return
         self._prep_pending = False
-        monitor = Monitor()
         settings = self.data_settings()
-        worker = Worker(prepare_table, draft.raw, draft.infos, self.prep_options(),
-                        path=draft.path, name="orchard-prepare", monitor=monitor,
-                        on_cancel=monitor.cancel, report_arg="report")
-        monitor.on_progress = StageRelay(worker.report)
-        worker.settings = settings   # what the preparation is of, for the state
-        worker.partial.connect(self._progress)
-        worker.finished.connect(self._prepared_again)
-        worker.errored.connect(self._prepare_failed)
-        worker.cancelled.connect(self._prepare_failed)
-        self.prep_worker = worker
+        self.prep_worker = self._start(self._prepared_again, self._prepare_failed,
+                                       prepare_table, draft.raw, draft.infos,
+                                       self.prep_options(), path=draft.path,
+                                       name="orchard-prepare")
+        self.prep_worker.settings = settings   # what the preparation is of, for the state
         self.busy_changed.emit()
-        worker.start()
 
     def _prepared_again(self, prep: Prepared) -> None:
         """(Slots take the worker from `sender()`: a lambda holding the worker would

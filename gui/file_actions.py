@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from gui import settings as user_settings
 from gui.app_state import AppState
-from gui.export_dialog import ExportDialog
+from gui.export_dialog import EXPORT_FOLDER, ExportDialog, last_export_folder
 from gui.image_export import FORMATS as IMAGE_FORMATS
 from gui.image_export import save_tree_image
 from gui.models import is_model
@@ -56,13 +56,12 @@ class FileActions(QObject):
 
     # ------------------------------------------------------------- names
     def _export_folder(self) -> str:
-        folder = user_settings.last_folder("export")
-        if folder and Path(folder).is_dir():
-            return folder
+        """The last export folder, else the run's data folder (never the installed
+        samples folder), else home."""
         path = self._data_path()
-        if path is not None and path.parent.is_dir() and path.resolve().parent != SAMPLES_DIR:
-            return str(path.parent)
-        return str(Path.home())   # not into the installed samples folder
+        beside = path is not None and path.parent.is_dir() and \
+            path.resolve().parent != SAMPLES_DIR
+        return last_export_folder(path.parent if beside else Path.home())
 
     def _data_path(self) -> Path | None:
         run = self.state.selected
@@ -77,7 +76,7 @@ class FileActions(QObject):
     def _suggested_name(self, ext: str) -> str:
         return str(Path(self._export_folder()) / f"{self._base_name()}-tree.{ext}")
 
-    def _save(self, write, done: str, kind: str | None = "export", path=None) -> bool:
+    def _save(self, write, done: str, kind: str | None = EXPORT_FOLDER, path=None) -> bool:
         """Run an export; any failure becomes a dialog, success a status message."""
         try:
             write()
@@ -103,8 +102,7 @@ class FileActions(QObject):
         return dialog
 
     def _exported(self, paths: list) -> None:
-        if paths:
-            user_settings.remember_folder("export", paths[0])
+        if paths:   # the dialog remembers its folder itself
             self.win.set_status(f"Exported {len(paths)} file(s) to {paths[0].parent}: "
                                 + ", ".join(p.name for p in paths))
 

@@ -93,7 +93,6 @@ class MainWindow(QMainWindow):
         self.warmup_report = None
         self.unsaved = False               # runs not in a saved session
         self._warmup_worker: Worker | None = None
-        self._numbers = 0                  # the last run number taken
         self._closing = False
         self._message_box: QMessageBox | None = None
 
@@ -101,7 +100,7 @@ class MainWindow(QMainWindow):
         self.data = DataController(self, self.state)
         self.runner = RunController(self, self.state)
         self.files = FileActions(self, self.state)
-        self.editor = TreeEditor(self.take_run_number, self)
+        self.editor = TreeEditor(self.state.take_number, self)
         self.analysis = TreeAnalysis(self, TAB_DATA)
         self.display = RunDisplay(self, self.state)
         self.prepared, self.data_ready = self.data.prepared, self.data.data_ready
@@ -303,11 +302,6 @@ class MainWindow(QMainWindow):
 
     def time_limit(self) -> float | None:
         return self.algo_panel.time_limit()
-
-    def take_run_number(self) -> int:
-        """The next run's number (a failed run spends its own)."""
-        self._numbers = max(self._numbers, self.state.next_number - 1) + 1
-        return self._numbers
 
     def settle_heap(self) -> None:
         settle_heap()

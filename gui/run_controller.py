@@ -139,7 +139,7 @@ class RunController(QObject):
         worker.cancelled.connect(self._failed)
         self.monitor, self.worker = monitor, worker
         # The run's number is the next one; a failed run spends it too.
-        number = win.take_run_number()
+        number = self.state.take_number()
         title = get_solver(algorithm).title
         name = draft.path.name if draft.path else ""
         label = f"#{number} {title}" + (f" on {name}" if name else "")
