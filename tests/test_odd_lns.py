@@ -111,10 +111,12 @@ def test_lns_improves_a_poor_diagram_and_reports_its_true_objective(wine, multiv
 
 
 def test_solver_lns_is_never_worse_than_the_heuristic(wine):
+    """10 s: with 4 s, a loaded fresh-clone run once spent them all before the MILP
+    step (no LNS solve at all)."""
     result = train(wine, "odd", {"depth": 3, "heuristic_time": 0.5, "milp_mode": "lns"},
-                   time_limit=4)
+                   time_limit=10)
     stats = result.stats
-    assert stats["lns_solves"] >= 1
+    assert stats.get("lns_solves", 0) >= 1, stats.get("milp_status")
     assert stats["lns_objective"] <= stats["heuristic_objective"] + 1e-9
     assert stats["objective"] <= stats["lns_objective"] + 1e-9
     penalty = Skeleton.parse("", 3, False).penalty(0.01, wine.w.sum())
