@@ -30,7 +30,7 @@ from engine.export.files import check_output, write_all
 from engine.metrics import class_scores
 from engine.model import load_model
 from engine.prediction import predict_table
-from engine.solvers import default_solver_name, get_solver
+from engine.solvers import compile_ahead, default_solver_name, get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
 from engine.training import default_binarization, train
@@ -39,7 +39,8 @@ from engine.warmup import on_first_compile
 EXIT_USAGE = 2
 EXIT_NO_TREE = 3          # the time limit ran out before any tree was trained
 EXIT_INTERRUPTED = 130
-COMPILING = "orchard: Compiling the solver once for this computer (up to about 20 s)..."
+COMPILING = ("Compiling the solver once for this computer (about a minute; "
+             "not counted in the time limit)...")
 
 # --flag -> export kind of engine.export.export_writer
 EXPORT_FLAGS = {"out": "json", "rules": "rules", "python": "python", "sql": "sql",
@@ -167,11 +168,13 @@ def fit(args, render_image: Callable | None) -> dict:
     for flag in (*EXPORT_FLAGS, "image"):   # and an output that cannot be written
         if getattr(args, flag):
             check_output(getattr(args, flag))
+    compile_ahead.start(algorithm)   # a first run's kernels compile while it reads
     line = StageLine()
     monitor = Monitor(args.time_limit, on_incumbent=line.incumbent, on_progress=line.stage)
     previous = signal.signal(signal.SIGINT, lambda *_: monitor.cancel())
     try:
-        data, options, result = _train(args, algorithm, params, monitor, line.note)
+        with on_first_compile(lambda: line.note(COMPILING)):
+            data, options, result = _train(args, algorithm, params, monitor, line.note)
     finally:
         signal.signal(signal.SIGINT, previous)
         line.close()
@@ -196,8 +199,7 @@ def _train(args, algorithm: str, params: dict, monitor: Monitor,
     warn = warn or (lambda text: print(f"orchard: {text}", file=sys.stderr))
     for warning in data.report.warnings:   # e.g. a target that may be no class
         warn(f"Warning: {warning}")
-    with on_first_compile(lambda: print(COMPILING, file=sys.stderr, flush=True)):
-        result = train(data, algorithm, params, monitor=monitor)
+    result = train(data, algorithm, params, monitor=monitor)
     return data, options, result
 
 

@@ -39,12 +39,13 @@ except ImportError as error:   # pragma: no cover - depends on the installation
 from engine.data.class_weights import class_factors
 from engine.data.csv_reader import RawTable
 from engine.data.dataset import PrepOptions
-from engine.featurize import prepare
+from engine.featurize import prepare, prepare_numbers
 from engine.data.preprocessing import class_label
 from engine.errors import OrchardError
 from engine.export import model_rules, to_python, to_sql
 from engine.export.diagram import diagram_python, diagram_sql
 from engine.model import Diagram, Tree, load_model
+from engine.solvers import compile_ahead
 from engine.solvers.monitor import Monitor
 from engine.training import default_binarization, train
 
@@ -92,17 +93,15 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
         keep = weights > 0   # a row of weight 0 must not even shape the thresholds
         if not keep.any():
             raise ValueError("sample_weight is zero for every row.")
-        table = self._table(X if frame is None else frame)
-        table[TARGET] = np.array(labels, dtype=object)[np.searchsorted(self.classes_, y)]
-        table = table[keep].reset_index(drop=True)
+        classes = np.array(labels, dtype=object)[np.searchsorted(self.classes_, y)]
         algorithm, params = self._settings()
         binarize = self.binarize or default_binarization(algorithm)
         options = PrepOptions(target=TARGET, binarize=binarize,
                               depth=params.get("depth"))
+        compile_ahead.start(algorithm)   # a first fit's kernels compile meanwhile
         monitor = Monitor(self.time_limit, on_incumbent=self._on_incumbent())
         try:
-            data = prepare(RawTable(table, ",", True, "utf-8", False), options)
-            del table   # this call's own text copy: not kept through the search
+            data = self._prepared(X if frame is None else frame, classes, keep, options)
             data.w = weights[keep]   # no row is dropped: labels and fills are complete
             with _cancel_on_interrupt(monitor):
                 result = train(data, algorithm, params, monitor=monitor)
@@ -133,13 +132,25 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
         return report
 
     @staticmethod
+    def _prepared(X, classes: np.ndarray, keep: np.ndarray, options: PrepOptions):
+        """The Dataset of the rows `keep` of X (array or DataFrame) whose classes are
+        `classes`: numbers straight from their arrays, a table with text through a
+        table of its own (this call's copy, not kept through the search)."""
+        numbers = _numbers(X)
+        if numbers is not None:
+            return prepare_numbers(numbers[keep], _column_names(X), classes[keep], options)
+        table = _OrchardClassifier._table(X)
+        table[TARGET] = classes
+        table = table[keep].reset_index(drop=True)
+        return prepare(RawTable(table, ",", True, "utf-8", False), options)
+
+    @staticmethod
     def _table(X) -> pd.DataFrame:
         if isinstance(X, pd.DataFrame):
             table = X.copy()
             table.columns = [str(c) for c in table.columns]
             return table.reset_index(drop=True)
-        return pd.DataFrame(np.asarray(X, dtype=np.float64),
-                            columns=[f"x{j}" for j in range(X.shape[1])])
+        return pd.DataFrame(np.asarray(X, dtype=np.float64), columns=_column_names(X))
 
     # --------------------------------------------------------- predicting
     def _features(self, X) -> np.ndarray:
@@ -150,9 +161,14 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, reset=False,
                           dtype=None if frame is not None else "numeric",
                           ensure_all_finite=False if frame is not None else "allow-nan")
-        table = self._table(X if frame is None else frame)
+        X = X if frame is None else frame
+        prep, numbers = self.model_.prep, _numbers(X)
         try:
-            return self.model_.prep.transform(table)
+            if numbers is not None:
+                columns = dict(zip(_column_names(X), numbers.T))
+                if all(column.name in columns for column in prep.columns):
+                    return prep.transform_columns(columns, len(numbers))
+            return prep.transform(self._table(X))
         except OrchardError as error:
             raise ValueError(str(error)) from error
 
@@ -287,6 +303,30 @@ class DecisionDiagramClassifier(_OrchardClassifier):
 
     def _settings(self) -> tuple[str, dict]:
         return "odd", {**(self.params or {}), "depth": self.max_depth}
+
+
+def _numbers(X) -> np.ndarray | None:
+    """X as float64 when every column holds numbers (an array `validate_data` has
+    checked, or a DataFrame of int and float columns with distinct names): these
+    skip the text table, whose parsing would give the same floats.  None for a frame
+    with other columns (text, categories, booleans), which are prepared as in a CSV."""
+    if not isinstance(X, pd.DataFrame):
+        return np.asarray(X, dtype=np.float64)
+    numeric = all(isinstance(t, np.dtype) and (t.kind in "iu" or t in _FLOATS)
+                  for t in X.dtypes)
+    names = _column_names(X)
+    return X.to_numpy(dtype=np.float64) if numeric and len(set(names)) == len(names) \
+        else None
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _column_names(X) -> list[str]:
+    """The column names the model records: a frame's own as text, else x0, x1, ..."""
+    if isinstance(X, pd.DataFrame):
+        return [str(c) for c in X.columns]
+    return [f"x{j}" for j in range(X.shape[1])]
 
 
 def _keep(estimator, arguments: dict) -> None:

@@ -23,7 +23,7 @@ from numba.core import event
 from engine.data.csv_reader import parse_text
 from engine.data.dataset import Dataset, PrepOptions
 from engine.featurize import prepare
-from engine.solvers import get_solver, solver_names
+from engine.solvers import compile_ahead, get_solver, solver_names
 from engine.solvers.monitor import Monitor
 from engine.training import default_binarization, train
 
@@ -67,10 +67,12 @@ class WarmupReport:
     timings: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     stopped: bool = False
+    compiled_elsewhere: float = 0.0   # seconds the child processes took, before
 
     @property
     def total(self) -> float:
-        return float(sum(self.timings.values()))
+        """Seconds from the start to every solver ready."""
+        return self.compiled_elsewhere + float(sum(self.timings.values()))
 
 
 def tiny_dataset(binarize: str = "none", drop_inconsistent: bool = False) -> Dataset:
@@ -87,31 +89,50 @@ def _variants(name: str) -> list[str]:
     return [first]
 
 
+def _params(solver) -> dict:
+    """The warm-up's parameters: a small depth, or, for solvers with `threads`, two
+    threads at the depth where they start (the kernels threads use, whatever the
+    cores)."""
+    names_of = {p.name for p in solver.params}
+    params = {"depth": WARMUP_DEPTH} if "depth" in names_of else {}
+    if "threads" in names_of:
+        params.update(threads=2, depth=THREADED_DEPTH)
+    return params
+
+
 def warm_up(names: list[str] | None = None,
             on_solver: Callable[[str, float], None] | None = None,
-            should_stop: Callable[[], bool] | None = None) -> WarmupReport:
+            should_stop: Callable[[], bool] | None = None,
+            in_children: bool = False) -> WarmupReport:
     """Train each solver in `names` (default: all registered) once on the tiny table.
 
     `on_solver(name, seconds)` is called after each solver; `should_stop()` is
     checked between solvers (a compilation in progress cannot be interrupted).
     Failures are collected in the report rather than raised: warming up is only an
     optimisation, and the real run will report the problem to the user.
+
+    `in_children`: first compile the kernels the disk cache lacks in child processes,
+    on every core (`compile_ahead.compile_all`), so that this process mostly loads
+    them: the window's warm-up, which must not hold its interpreter for a minute.
     """
+    names = solver_names() if names is None else list(names)
+    should_stop = should_stop or (lambda: False)
     report = WarmupReport()
-    for name in solver_names() if names is None else list(names):
-        if should_stop is not None and should_stop():
+    if in_children:
+        started = time.perf_counter()
+        compile_ahead.compile_all(names, should_stop, on_done=lambda name: on_solver and
+                                  on_solver(name, time.perf_counter() - started))
+        report.compiled_elsewhere = time.perf_counter() - started
+    for name in names:
+        if should_stop():
             report.stopped = True
             break
         started = time.perf_counter()
         try:
             solver = get_solver(name)
-            names_of = {p.name for p in solver.params}
-            params = {"depth": WARMUP_DEPTH} if "depth" in names_of else {}
-            if "threads" in names_of:   # the kernels threads use, whatever the cores
-                params.update(threads=2, depth=THREADED_DEPTH)
             for binarize in _variants(name):
-                train(tiny_dataset(binarize, solver.consistent_only), name, params,
-                      monitor=Monitor(None))
+                train(tiny_dataset(binarize, solver.consistent_only), name,
+                      _params(solver), monitor=Monitor(None))
         except Exception as exc:  # noqa: BLE001 - reported, never fatal
             report.errors[name] = f"{type(exc).__name__}: {exc}"
             continue
@@ -120,6 +141,18 @@ def warm_up(names: list[str] | None = None,
         if on_solver is not None:
             on_solver(name, seconds)
     return report
+
+
+def own_kernels(name: str) -> None:
+    """Compile (or load) the kernels of solver `name` alone, as `warm_up` would, but
+    on a table binarised without greedy thresholds and without the greedy warm start:
+    what `engine.solvers.compile_ahead` runs in a child process while the parent
+    compiles the preparation's and greedy's kernels itself."""
+    solver = get_solver(name)
+    for binarize in _variants(name):
+        binarize = "quantile:4" if binarize == "guided" else binarize
+        solver().solve(tiny_dataset(binarize, solver.consistent_only),
+                       solver.resolve(_params(solver)), Monitor(None))
 
 
 class _FirstCompile(event.Listener):
@@ -169,3 +202,11 @@ def count_compiles() -> CompileCounter:
     counter = CompileCounter()
     event.register("numba:compile", counter)
     return counter
+
+
+if __name__ == "__main__":   # python -m engine.warmup --own NAME (compile_ahead's child)
+    import sys
+    if sys.argv[1:2] == ["--own"] and len(sys.argv) == 3:
+        own_kernels(sys.argv[2])
+    else:
+        warm_up()

@@ -379,7 +379,7 @@ class MainWindow(QMainWindow):
     def _start_warmup(self) -> None:
         if self._closing or self._warmup_worker is not None:
             return
-        worker = Worker(warm_up_solvers, name="orchard-warmup",
+        worker = Worker(warm_up_solvers, name="orchard-warmup", in_children=True,
                         should_stop=lambda: self._closing,
                         on_solver=lambda name, seconds: worker.report((name, seconds)))
         worker.partial.connect(lambda p: self.figures.set_warmup(

@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from engine.data.features import format_count
 from engine.evaluation import CrossValidation
-from engine.solvers import get_solver
+from engine.solvers import compile_ahead, get_solver
 from engine.solvers.monitor import Monitor
 from gui.app_state import AppState
 from gui.data_tasks import StageRelay
@@ -121,6 +121,7 @@ class RunController(QObject):
         except Exception as exc:  # noqa: BLE001 - a parameter problem, shown to the user
             win.show_error(error_message(exc))
             return
+        compile_ahead.start(algorithm)   # unless the warm-up has compiled it already
         monitor = Monitor(time_limit)
 
         def cancel() -> None:

@@ -69,6 +69,8 @@ def blockwise(function: Callable, cells: pd.Series | np.ndarray,
 
 def missing(cells: pd.Series | np.ndarray) -> np.ndarray:
     """Boolean mask of missing cells (None or NaN)."""
+    if isinstance(cells, np.ndarray) and cells.dtype.kind == "f":
+        return np.isnan(cells)   # numbers: numpy, without the GIL
     categories = _categorical(cells)
     if categories is not None:
         return categories.codes < 0

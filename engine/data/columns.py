@@ -54,11 +54,14 @@ class ColumnInfo:
         return ""
 
 
-def to_numbers(cells: pd.Series) -> np.ndarray:
-    """Parse text cells as float64; missing cells (None) become NaN.
+def to_numbers(cells: pd.Series | np.ndarray) -> np.ndarray:
+    """Parse text cells as float64; missing cells (None) become NaN.  Float64 values
+    (a column `prepare` has parsed already) are returned as they are.
 
     Raises DataError naming the first cell that is not a number.
     """
+    if isinstance(cells, np.ndarray) and cells.dtype == np.float64:
+        return cells
     values = cells.to_numpy(dtype=np.float64) if cells.dtype.kind == "f" else _to_float(cells)
     bad = np.isnan(values) & ~blocks.missing(cells)
     if bad.any():
@@ -145,20 +148,34 @@ def parse_column(cells: pd.Series) -> tuple[ColumnInfo, np.ndarray | None]:
     (NaN where missing): preparation reuses them instead of parsing the text again."""
     missing = blocks.missing(cells)
     numbers = _parse_numbers(cells, missing)
+    n_distinct = len(blocks.factorize(cells)[1]) if numbers is None else None
+    return column_info(str(cells.name), missing, numbers, n_distinct), numbers
+
+
+def number_column(name: str, numbers: np.ndarray) -> ColumnInfo:
+    """Kind of a column given as float values (NaN missing), as `parse_column` would
+    find it for the same numbers written as text: the notebook's numeric arrays."""
+    missing = np.isnan(numbers)
+    return column_info(name, missing, None if missing.all() else numbers, 0)
+
+
+def column_info(name: str, missing: np.ndarray, numbers: np.ndarray | None,
+                n_distinct: int | None = None) -> ColumnInfo:
+    """The one rule for a column's kind, from its missing cells and either its float
+    values (`numbers`, a numeric column) or its count of distinct texts."""
     present = None if numbers is None else numbers[~missing]
-    n_distinct = (len(blocks.factorize(cells)[1]) if present is None
-                  else _count_distinct(present))
+    if present is not None:
+        n_distinct = _count_distinct(present)
+    n_missing = int(missing.sum())
     if n_distinct <= 1:
         kind = ColumnKind.CONSTANT
     elif n_distinct == 2:
         kind = ColumnKind.BINARY
-    elif _looks_like_id(len(cells) - int(missing.sum()), n_distinct, present):
+    elif _looks_like_id(len(missing) - n_missing, n_distinct, present):
         kind = ColumnKind.ID
     else:
         kind = ColumnKind.NUMERIC if numbers is not None else ColumnKind.CATEGORICAL
-    info = ColumnInfo(str(cells.name), kind, numbers is not None, int(missing.sum()),
-                      n_distinct, len(cells))
-    return info, numbers
+    return ColumnInfo(name, kind, numbers is not None, n_missing, n_distinct, len(missing))
 
 
 def infer_columns(frame: pd.DataFrame, progress=None) -> list[ColumnInfo]:

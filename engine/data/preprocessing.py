@@ -8,6 +8,7 @@ thresholds and value groups to new raw data as were used for training.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -143,6 +144,13 @@ class Preprocessing:
         if absent:
             raise DataError(f"The data lacks the column(s) the model needs: "
                             f"{', '.join(absent)}.")
+        return self.transform_columns(frame, len(frame), progress, dtype)
+
+    def transform_columns(self, frame: Mapping, n_rows: int, progress=None,
+                          dtype: type = np.float64) -> np.ndarray:
+        """`transform` of columns at hand, `frame[name]` for each column the model
+        reads: text cells, or a numeric column's float values (NaN missing), as
+        `prepare` and the notebook's numeric arrays give them, never written as text."""
         by_column: dict[str, list[int]] = {}
         for j, f in enumerate(self.features):
             by_column.setdefault(f.column, []).append(j)
@@ -152,9 +160,9 @@ class Preprocessing:
         # matrix twice.  So features are filled a few at a time in a column-major
         # stage of STAGE_BYTES and copied in as runs of adjacent columns (by slices: a
         # list of column indices makes numpy scatter every byte, 9 times slower).
-        X = np.empty((len(frame), len(self.features)), dtype=dtype)
-        width = max(1, STAGE_BYTES // max(len(frame) * X.itemsize, 1))
-        stage = np.empty((len(frame), min(width, max(len(self.features), 1))),
+        X = np.empty((n_rows, len(self.features)), dtype=dtype)
+        width = max(1, STAGE_BYTES // max(n_rows * X.itemsize, 1))
+        stage = np.empty((n_rows, min(width, max(len(self.features), 1))),
                          dtype=dtype, order="F")
         for position, (name, indices) in enumerate(by_column.items()):
             if progress is not None:
@@ -168,7 +176,8 @@ class Preprocessing:
             for start in range(0, len(indices), stage.shape[1]):
                 block = indices[start:start + stage.shape[1]]
                 for i, j in enumerate(block):
-                    blocks.hand_over()   # numpy releases and retakes the GIL often
+                    if n_rows > blocks.ROWS:   # numpy releases and retakes the GIL often
+                        blocks.hand_over()
                     stage[:, i] = test(self.features[j])
                 for at, run in _runs(block):
                     X[:, run] = stage[:, at:at + run.stop - run.start]

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from engine.data import blocks
 from engine.data.class_weights import class_factors
-from engine.data.columns import ColumnKind, to_numbers
+from engine.data.columns import ColumnKind
 from engine.data.features import EQ, LE, MISSING, NUM, Feature
 from engine.data.preprocessing import (GUIDED_DEPTH, MISSING_POLICIES, Binarization,
                                        InputColumn, Preprocessing, class_label)
@@ -46,11 +46,12 @@ class _Column:
         return self.route and bool(self.missing.any())
 
 
-def fit(frame: pd.DataFrame, target: str, kinds: dict[str, ColumnKind], missing: str,
+def fit(frame: Mapping, target: str, kinds: dict[str, ColumnKind], missing: str,
         binarize: Binarization, progress=None, depth: int | None = None,
         class_weight=None) -> Preprocessing:
-    """Learn fills, thresholds and value groups from `frame` (text cells, or floats
-    for numeric columns already parsed).
+    """Learn fills, thresholds and value groups from `frame` (`frame[name]`: a numeric
+    column's float values, NaN missing, as `prepare` parsed them; a text column's
+    cells, a categorical Series; the target's cells).
 
     `kinds` maps each input column to use onto its kind; `frame` already has the rows
     the model trains on (with `drop`, rows with missing cells are gone).
@@ -74,10 +75,13 @@ def fit(frame: pd.DataFrame, target: str, kinds: dict[str, ColumnKind], missing:
     for position, (name, kind) in enumerate(kinds.items()):
         if progress is not None:
             progress("counting each column's values", position / len(kinds))
-        columns.append(_column(frame[name], kind, route))
+        columns.append(_column(name, frame[name], kind, route))
     texts = [c for c in columns if c.values is not None and c.input.kind != ColumnKind.BINARY]
     keep: dict = {}
-    if binarize.mode == "guided" or any(len(c.values) > SMALL_COLUMN for c in texts):
+    # (0/1 columns have one test each: a guide would choose nothing for them)
+    several = any(c.input.kind != ColumnKind.BINARY for c in columns)
+    if (binarize.mode == "guided" and several) or any(len(c.values) > SMALL_COLUMN
+                                                      for c in texts):
         keep = guide(columns, y[known], w, known, len(class_names), depth, progress)
     features = []
     for position, column in enumerate(columns):
@@ -91,23 +95,19 @@ def fit(frame: pd.DataFrame, target: str, kinds: dict[str, ColumnKind], missing:
                          missing, str(binarize))
 
 
-def _column(cells: pd.Series, kind: ColumnKind, route: bool) -> _Column:
-    name = str(cells.name)
+def _column(name: str, cells, kind: ColumnKind, route: bool) -> _Column:
     absent = blocks.missing(cells)
     if absent.all():
         raise DataError(f"Column '{name}' has no values.")
-    numeric = kind == ColumnKind.NUMERIC or (
-        kind == ColumnKind.BINARY
-        and bool(pd.to_numeric(cells[~absent], errors="coerce").notna().all()))
-    if numeric:
-        values = to_numbers(cells)
-        present = values[~absent]
-        if kind == ColumnKind.BINARY:
-            distinct, counts = np.unique(present, return_counts=True)
-            fill = float(distinct[np.argmax(counts)])
+    if isinstance(cells, np.ndarray):   # numbers (a numeric or 0/1 numeric column)
+        present = cells[~absent]
+        if kind == ColumnKind.BINARY:   # the more frequent value, the lower on a tie
+            low, high = present.min(), present.max()
+            fill = float(high if 2 * np.count_nonzero(present == high) > len(present)
+                         else low)
         else:
             fill = float(np.median(present))
-        return _Column(InputColumn(name, kind, fill), numbers=values, missing=absent,
+        return _Column(InputColumn(name, kind, fill), numbers=cells, missing=absent,
                        route=route)
     codes, uniques = blocks.factorize(cells)
     names = [str(v) for v in uniques]
@@ -239,10 +239,19 @@ def tree_thresholds(feature: np.ndarray, threshold: np.ndarray,
     return {j: np.array(values) for j, values in found.items()}
 
 
+# Cells times depth of a greedy tree grown in the calling thread, without `progress`
+# calls: at most about 30 ms (see `engine.solvers.greedy.adapter.work`), less than the
+# 50 ms between two calls, and than starting a thread and waking its waiter on busy
+# cores.
+INLINE_CELLS = 100_000
+
+
 def _polling(kernel, args: tuple, control: np.ndarray, progress):
     """Run a nogil kernel in a thread and call `progress` every 50 ms meanwhile; when
-    `progress` raises (a stop), stop the kernel through `control` and re-raise."""
-    if progress is None:
+    `progress` raises (a stop), stop the kernel through `control` and re-raise.  A
+    small tree (INLINE_CELLS) is grown in this thread."""
+    X, depth = args[0], args[4]
+    if progress is None or X.size * max(depth, 1) <= INLINE_CELLS:
         return kernel(*args)
     outcome = {}
 

@@ -91,6 +91,12 @@ class Auto(Solver):
     needs = "any"
     proves_optimality = True
     params = (DEPTH,)
+    # The solvers it may run: their kernels are its own (`compile_ahead`).
+    delegates = ("blossom", "contree")
+
+    @classmethod
+    def kernels(cls) -> tuple:
+        return tuple(k for name in cls.delegates for k in get_solver(name).kernels())
 
     def solve(self, data, params, monitor) -> Result:
         depth = params["depth"]

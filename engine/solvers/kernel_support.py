@@ -226,3 +226,29 @@ def compiled(*kernels) -> bool:
         except AttributeError:
             continue
     return True
+
+
+# Work (rows x features ** (depth - 1), see `run`) below which a kernel runs in the
+# calling thread: measured on the CP4IM sets, such searches take at most about 30 ms,
+# less than a thread costs to start and to wake its waiter when the cores are busy
+# (2-4 ms each), and short enough that nothing is missed meanwhile (the kernel polls
+# its own deadline and stop code; its trees are published as it returns).
+INLINE_WORK = 10_000_000
+
+
+def run(monitor, kernel, args: tuple, sink: IncumbentSink | None = None,
+        make_tree=None, work: float = float("inf")):
+    """`monitor.run_kernel(kernel, args, sink, make_tree)`, or, for a search whose
+    `work` (rows x features ** (depth - 1), a rough count of the cells a search of
+    that depth reads) is below INLINE_WORK, the kernel called in this thread and its
+    sink drained once it returns (the same trees, curve and result)."""
+    if work >= INLINE_WORK:
+        return monitor.run_kernel(kernel, args, sink, make_tree)
+    value = kernel(*args)
+    monitor.run_threads([], [sink] if sink is not None else [], make_tree)   # drains
+    return value
+
+
+def search_work(rows: int, features: int, depth: int) -> float:
+    """`run`'s measure of a search's work: rows x features ** (depth - 1)."""
+    return float(rows) * float(features) ** max(depth - 1, 0)

@@ -9,6 +9,13 @@ preparation ends the run instead of waiting for the solver.  Solvers poll
 `should_stop()` (Python) or `kernel_support.should_stop(monitor.control)` (numba,
 GIL released) and report each improving tree with `publish`, which records the
 anytime curve and forwards the tree to an optional callback (the GUI's live view).
+
+Compiling is off the clock.  A kernel missing from numba's disk cache compiles at its
+first call, for seconds, once per computer; while a run's own thread compiles one,
+the run's deadline is suspended, and afterwards it is moved on by the compile's
+length, so a cold first run searches as long as a warm one and never returns a worse
+tree for it.  The run's stage meanwhile reads `COMPILING`.  (A compile in another
+thread, e.g. the window's warm-up, does not stop a run's clock.)
 """
 
 from __future__ import annotations
@@ -16,16 +23,20 @@ from __future__ import annotations
 import math
 import threading
 import time
+import weakref
 from contextlib import contextmanager
 from typing import Any, Callable
 
 import numpy as np
+from numba.core import event
 
 from engine.data.preprocessing import Preprocessing
 from engine.errors import Interrupted
 from engine.model.feature_space import on_features
 from engine.solvers import kernel_support as ks
 from engine.solvers.protocol import Status
+
+COMPILING = "compiling (once for this computer)"
 
 _STOP_STATUS = {ks.STOP_CANCEL: Status.CANCELLED, ks.STOP_TIME: Status.TIME_LIMIT,
                 ks.STOP_MEMORY: Status.MEMORY_LIMIT}
@@ -52,6 +63,8 @@ class Monitor:
         self.best_tree = None
         self.best_error = math.inf
         self.floor = math.inf   # a warm start's error: worse trees are not shown
+        self.compile_seconds = 0.0   # compiling during the run: not on its clock
+        self.threads: set[int] = set()   # the threads working for this run
         # The features of the table being trained on (set by `engine.training.train`):
         # every published tree is re-expressed on them (`on_features`), so the live view
         # never sees the derived features a solver searched (`auto`'s thresholds).
@@ -69,6 +82,23 @@ class Monitor:
         self.control[ks.C_START] = now
         if self.time_limit is not None:
             self.control[ks.C_DEADLINE] = now + self.time_limit
+        self.threads.add(threading.get_ident())
+        _COMPILE_CLOCK.runs.add(self)
+
+    @contextmanager
+    def off_clock(self):
+        """Within the block the run is compiling (its stage says so) and its clock is
+        stopped, e.g. while it waits for kernels another process compiles for it."""
+        started, paused = time.monotonic(), _pause([self])
+        try:
+            yield
+        finally:
+            _resume(paused, time.monotonic() - started)
+
+    def finish(self) -> None:
+        """The run's solving is over: later compiles (another run's) no longer move
+        its deadline or change its stage."""
+        _COMPILE_CLOCK.runs.discard(self)
 
     def elapsed(self) -> float:
         return time.monotonic() - self.control[ks.C_START]
@@ -94,7 +124,7 @@ class Monitor:
         (and at most `cap` seconds, with or without a time limit): the training fit
         of a run that then tests folds gets its share of the one time limit.
         Afterwards the run's own deadline is back in force."""
-        saved = self.control[ks.C_DEADLINE]
+        saved, compiled = self.control[ks.C_DEADLINE], self.compile_seconds
         now = time.monotonic()
         if self.time_limit is not None and fraction < 1:
             self.control[ks.C_DEADLINE] = min(saved, now + (saved - now) * fraction)
@@ -102,7 +132,7 @@ class Monitor:
         try:
             yield
         finally:
-            self.control[ks.C_DEADLINE] = saved
+            self.control[ks.C_DEADLINE] = saved + (self.compile_seconds - compiled)
             if self.control[ks.C_STOP] == ks.STOP_TIME and time.monotonic() < saved:
                 self.control[ks.C_STOP] = 0.0
 
@@ -113,6 +143,7 @@ class Monitor:
         largest tables), which is what makes Stop and the time limit work before any
         solver has started.
         """
+        self.threads.add(threading.get_ident())   # e.g. a GUI worker's
         self.stage = stage
         if self.on_progress is not None:
             self.on_progress(stage, fraction)
@@ -184,6 +215,7 @@ class Monitor:
         outcomes: list[dict[str, Any]] = [{} for _ in targets]
 
         def run(target, outcome):
+            self.threads.add(threading.get_ident())   # its compiles are this run's
             try:
                 outcome["value"] = target()
             except BaseException as exc:  # re-raised in the caller's thread
@@ -227,3 +259,69 @@ class Monitor:
             tree = (make_tree(*arrays) if last and arrays and make_tree
                     and error == tree_error else None)
             self.publish(tree, error, lower_bound, t)
+
+
+class _CompileClock(event.Listener):
+    """Takes numba's compiling off the clock of the run in progress (in `runs`) whose
+    thread compiles.
+
+    numba announces a compilation only when a kernel is missing from its disk cache,
+    and holds one lock while it compiles, so compiles never overlap; a kernel compiled
+    inside another counts with the outer one.  While one lasts, each run's deadline is
+    infinite (threads of the run polling `should_stop` meanwhile must not see it
+    pass); at its end the deadline is the old one plus the compile's seconds.
+    """
+
+    def __init__(self):
+        self.runs: weakref.WeakSet[Monitor] = weakref.WeakSet()
+        self._depth = 0
+        self._started = 0.0
+        self._paused: list[tuple[Monitor, float, str]] = []
+
+    def on_start(self, ev) -> None:
+        self._depth += 1
+        if self._depth == 1:
+            thread = threading.get_ident()
+            self._started = time.monotonic()
+            self._paused = _pause([run for run in list(self.runs) if thread in run.threads])
+
+    def on_end(self, ev) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            _resume(self._paused, time.monotonic() - self._started)
+            self._paused = []
+
+
+def _pause(runs: list[Monitor]) -> list[tuple[Monitor, float, str]]:
+    """Suspend the deadlines of `runs` and show them compiling; returns what `_resume`
+    needs."""
+    paused = [(run, float(run.control[ks.C_DEADLINE]), run.stage) for run in runs]
+    for run, _, _ in paused:
+        run.control[ks.C_DEADLINE] = math.inf
+        _tell(run, COMPILING)
+    return paused
+
+
+def _resume(paused: list[tuple[Monitor, float, str]], seconds: float) -> None:
+    """Each paused run's deadline back, `seconds` later, and its stage back."""
+    moved: set[int] = set()   # a helper run shares its parent's control array
+    for run, deadline, stage in paused:
+        run.compile_seconds += seconds
+        if id(run.control) not in moved:
+            moved.add(id(run.control))
+            run.control[ks.C_DEADLINE] = deadline + seconds
+        _tell(run, stage)
+
+
+def _tell(run: Monitor, stage: str) -> None:
+    """Show `stage` for `run` without ever disturbing the compile under way."""
+    run.stage = stage
+    if run.on_progress is not None:
+        try:
+            run.on_progress(stage, None)
+        except Exception:  # noqa: BLE001 - a progress display must not break compiling
+            pass
+
+
+_COMPILE_CLOCK = _CompileClock()
+event.register("numba:compile", _COMPILE_CLOCK)

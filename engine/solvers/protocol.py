@@ -128,6 +128,13 @@ class Solver(ABC):
     params: ClassVar[tuple[Param, ...]] = (DEPTH,)
 
     @classmethod
+    def kernels(cls) -> tuple:
+        """The solver's own numba kernels (their entry points): a first run compiles
+        them when numba's disk cache lacks them, which `engine.solvers.compile_ahead`
+        does in a process of its own meanwhile.  Solvers without kernels: ()."""
+        return ()
+
+    @classmethod
     def warm_start(cls, params: dict[str, Any]) -> bool:
         """Whether the greedy tree of the same depth is a tree this solver could return
         with `params` (`engine.solvers.warm_start` then makes it the first incumbent,

@@ -116,6 +116,10 @@ class Blossom(Solver):
               THREADS)
 
     @classmethod
+    def kernels(cls) -> tuple:
+        return (blossom_search,)
+
+    @classmethod
     def warm_start(cls, params) -> bool:
         return True
 
@@ -142,11 +146,11 @@ class Blossom(Solver):
         else:
             sink = ks.IncumbentSink(problem.max_nodes(depth), K)
             (feature, threshold, left, right, value, error, optimal, raw,
-             _) = monitor.run_kernel(
-                blossom_search, (*args, -1, np.array([np.inf]), 0.0, -np.inf,
-                                 monitor.control, *sink.buffers(),
-                                 cache.empty(depth, params["cache"])),
-                sink, make_tree)
+             _) = ks.run(
+                monitor, blossom_search, (*args, -1, np.array([np.inf]), 0.0, -np.inf,
+                                          monitor.control, *sink.buffers(),
+                                          cache.empty(depth, params["cache"])),
+                sink, make_tree, ks.search_work(*problem.X.shape, depth))
         tree = make_tree(feature, threshold, left, right, value)
         train_error = tree.error(data.X, data.y, data.w)
         kernel_error = float(error) + problem.offset

@@ -167,6 +167,10 @@ class _DL85Base(Solver):
         return RULE_NONE, 0, 0.0, 1.0, 2.0, False
 
     @classmethod
+    def kernels(cls) -> tuple:
+        return (dl85_search,)
+
+    @classmethod
     def warm_start(cls, params) -> bool:
         # A minimum leaf support the greedy tree may break would make it infeasible.
         return int(params["min_support"]) <= 1
@@ -214,10 +218,11 @@ class _DL85Base(Solver):
         else:
             sink = new_sink()
             (feature, threshold, left, right, value, error, optimal, raw,
-             _) = monitor.run_kernel(
-                dl85_search, (*args_for(rule, thr0), 0, -1, -1, np.array([np.inf]), 0.0,
-                              -np.inf, monitor.control, *sink.buffers(), empty()),
-                sink, make_tree)
+             _) = ks.run(
+                monitor, dl85_search,
+                (*args_for(rule, thr0), 0, -1, -1, np.array([np.inf]), 0.0, -np.inf,
+                 monitor.control, *sink.buffers(), empty()),
+                sink, make_tree, ks.search_work(len(problem.y), problem.n_features, depth))
         tree = make_tree(feature, threshold, left, right, value)
         train_error = tree.error(data.X, data.y, data.w)
         optimal = bool(optimal)

@@ -27,6 +27,10 @@ class Greedy(Solver):
               Param("min_leaf", "float", 1.0,
                     "Minimum total weight (rows) in each leaf.", 1.0, None))
 
+    @classmethod
+    def kernels(cls) -> tuple:
+        return (grow_tree,)
+
     def solve(self, data, params, monitor) -> Result:
         # A 0/1 matrix goes in as it is: as float64 two million rows of 100 features
         # would take 1.6 GB and seconds to convert.
@@ -36,9 +40,10 @@ class Greedy(Solver):
         y = np.ascontiguousarray(data.y, dtype=np.int64)
         w = np.ascontiguousarray(data.w, dtype=np.float64)
         no_categories = np.zeros(X.shape[1], dtype=np.int64)
-        feature, threshold, left, right, value, _subset, stopped = monitor.run_kernel(
-            grow_tree, (X, y, w, data.n_classes, params["depth"],
-                        float(params["min_leaf"]), monitor.control, no_categories))
+        feature, threshold, left, right, value, _subset, stopped = ks.run(
+            monitor, grow_tree, (X, y, w, data.n_classes, params["depth"],
+                                 float(params["min_leaf"]), monitor.control, no_categories),
+            work=work(X, params["depth"]))
         tree = Tree.from_arrays(feature, threshold, left, right, value, data.prep)
         error = tree.error(data.X, data.y, data.w)
         monitor.publish(tree, error, 0.0)
@@ -46,3 +51,15 @@ class Greedy(Solver):
                       monitor.final_status(False, heuristic_done=not stopped),
                       monitor.elapsed(), list(monitor.incumbents),
                       {"nodes": tree.n_nodes})
+
+
+# A continuous feature costs the kernel about 100 times a 0/1 one per cell (it tries
+# every distinct value: 1 s for a depth-3 tree on 20,000 rows of 50 random numbers,
+# 3 ms on as many 0/1 cells).
+CONTINUOUS_COST = 100
+
+
+def work(X: np.ndarray, depth: int) -> float:
+    """The greedy tree's work in `ks.run`'s measure: cells read per level, times depth,
+    a continuous matrix's cells counting CONTINUOUS_COST each."""
+    return float(X.size) * max(depth, 1) * (1 if X.dtype == np.uint8 else CONTINUOUS_COST)
