@@ -256,6 +256,9 @@ def _finish(args, algorithm: str, params: dict, data, options, result,
               f"({result.train_error:g} {errors} on {summary['n_rows']} rows), depth "
               f"{tree.depth}, {tree.n_leaves} leaves, status {result.status.value}, "
               f"{result.time_s:.3f} s")
+        if "compile_s" in result.stats:
+            print(f"(and {result.stats['compile_s']:.1f} s compiling the solver, once for "
+                  "this computer, not counted in the time limit)")
         print(f"balanced accuracy {summary['balanced_accuracy']:.4f}"
               + (" (classes weighted)" if data.class_weights is not None else ""))
         for line in data.report.lines():

@@ -72,7 +72,7 @@ def train(data: Dataset, algorithm: str, params: dict[str, Any] | None = None,
         if solver.warm_start(resolved):   # (it waits for compile_ahead after greedy)
             result = warm_started(solver(), data, resolved, monitor)
         else:
-            compile_ahead.wait(monitor)
+            compile_ahead.wait(monitor, algorithm)
             result = solver().solve(data, resolved, monitor)
     finally:
         monitor.finish()

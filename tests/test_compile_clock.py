@@ -44,6 +44,7 @@ def test_a_compile_in_the_runs_thread_stops_its_clock_and_says_so():
     assert seen_during == [(False, COMPILING)]   # past the limit, yet not stopped
     assert not monitor.should_stop()
     assert monitor.remaining() == pytest.approx(LIMIT, abs=0.15)
+    assert monitor.elapsed() < 0.15   # the run's clock counts its search alone
     assert monitor.compile_seconds == pytest.approx(COMPILE, abs=0.15)
     assert stages[-2:] == [COMPILING, "preparing"] and monitor.stage == "preparing"
     time.sleep(LIMIT + 0.05)
@@ -71,17 +72,24 @@ def test_a_finished_run_no_longer_pauses_and_a_shared_deadline_keeps_the_compile
 
 
 def test_waiting_for_kernels_compiled_elsewhere_is_off_the_clock(monkeypatch):
-    class Child:   # a compile in a child process that takes COMPILE seconds
-        ends = time.monotonic() + COMPILE
+    class Child:   # a compile in a child process that takes `seconds`
+        def __init__(self, seconds):
+            self.ends = time.monotonic() + seconds
 
         def poll(self):
             return 0 if time.monotonic() >= self.ends else None
 
-    monkeypatch.setitem(compile_ahead._UNDER_WAY, "blossom", Child())
+    monkeypatch.setitem(compile_ahead._UNDER_WAY, "blossom", Child(10 * COMPILE))
+    monkeypatch.setitem(compile_ahead._UNDER_WAY, "dl85", Child(COMPILE))
     monitor = Monitor(LIMIT)
-    compile_ahead.wait(monitor)
-    assert not monitor.should_stop() and "blossom" not in compile_ahead._UNDER_WAY
+    started = time.monotonic()
+    compile_ahead.wait(monitor, "dl85")   # dl85's compile, not blossom's
+    assert time.monotonic() - started < 2 * COMPILE
+    assert not monitor.should_stop() and "dl85" not in compile_ahead._UNDER_WAY
     assert monitor.compile_seconds >= COMPILE - 0.05
+    started = time.monotonic()
+    compile_ahead.wait(Monitor(LIMIT), "greedy")   # nothing of greedy's under way
+    assert time.monotonic() - started < 0.05
 
 
 def test_compile_all_runs_each_kernel_set_once_longest_first(monkeypatch):

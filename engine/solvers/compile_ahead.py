@@ -118,13 +118,15 @@ def compile_all(names: list[str], should_stop=lambda: False,
                 _UNDER_WAY.pop(name).terminate()
 
 
-def wait(monitor, poll: float = 0.05) -> None:
-    """Wait for the compiles under way, off `monitor`'s clock; a Stop ends the wait
+def wait(monitor, name: str, poll: float = 0.05) -> None:
+    """Wait for the compiles of `name`'s kernels under way (not the other solvers' the
+    window's warm-up may be compiling), off `monitor`'s clock; a Stop ends the wait
     (the children go on filling the cache for the next run)."""
-    if not under_way():
+    needed = set(parts(name))
+    if not needed & set(under_way()):
         return
     with monitor.off_clock():
-        while under_way() and not monitor.should_stop():
+        while needed & set(under_way()) and not monitor.should_stop():
             time.sleep(poll)
     for name, child in list(_UNDER_WAY.items()):
         if child.poll() is not None:

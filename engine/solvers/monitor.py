@@ -12,10 +12,11 @@ anytime curve and forwards the tree to an optional callback (the GUI's live view
 
 Compiling is off the clock.  A kernel missing from numba's disk cache compiles at its
 first call, for seconds, once per computer; while a run's own thread compiles one,
-the run's deadline is suspended, and afterwards it is moved on by the compile's
-length, so a cold first run searches as long as a warm one and never returns a worse
-tree for it.  The run's stage meanwhile reads `COMPILING`.  (A compile in another
-thread, e.g. the window's warm-up, does not stop a run's clock.)
+the run's deadline is suspended, and afterwards it and the run's clock are moved on
+by the compile's length, so a cold first run searches as long as a warm one, never
+returns a worse tree for it, and its curve and time count the search alone.  The
+run's stage meanwhile reads `COMPILING`.  (A compile in another thread, e.g. the
+window's warm-up, does not stop a run's clock.)
 """
 
 from __future__ import annotations
@@ -303,13 +304,15 @@ def _pause(runs: list[Monitor]) -> list[tuple[Monitor, float, str]]:
 
 
 def _resume(paused: list[tuple[Monitor, float, str]], seconds: float) -> None:
-    """Each paused run's deadline back, `seconds` later, and its stage back."""
+    """Each paused run's deadline back, `seconds` later, and its stage back; its clock
+    (`elapsed`, the times of its trees) moves on too, so it counts the search alone."""
     moved: set[int] = set()   # a helper run shares its parent's control array
     for run, deadline, stage in paused:
         run.compile_seconds += seconds
         if id(run.control) not in moved:
             moved.add(id(run.control))
             run.control[ks.C_DEADLINE] = deadline + seconds
+            run.control[ks.C_START] += seconds
         _tell(run, stage)
 
 

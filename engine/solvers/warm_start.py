@@ -40,7 +40,7 @@ def warm_started(solver: Solver, data, params: dict, monitor,
     monitor.floor = reference.train_error   # the solver's trees must beat it to show
     try:
         searched = data if reshape is None else reshape(data, reference)
-        compile_ahead.wait(monitor)   # the solver's kernels, compiled meanwhile elsewhere
+        compile_ahead.wait(monitor, solver.name)   # its kernels, compiled meanwhile
         result = solver.solve(searched, params, monitor)
     except Interrupted:   # stopped while setting up: the greedy tree is the best there is
         return replace(reference, status=monitor.final_status(False),
