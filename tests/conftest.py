@@ -1,5 +1,6 @@
 """Shared test setup: Qt offscreen, and the papers' datasets beside the project."""
 
+import gc
 import os
 from pathlib import Path
 
@@ -28,3 +29,15 @@ def datasets_dir() -> Path:
     if not DATASETS.is_dir():
         pytest.skip("the shared datasets folder is absent")
     return DATASETS
+
+
+@pytest.fixture(autouse=True)
+def _windows_collected_in_the_main_thread(request):
+    """After a test with widgets (pytest-qt closes them first), collect its garbage
+    here, in the main thread.  Left to chance, a closed window's Python wrappers were
+    once collected by the next test's reading thread: it destroyed the window's menus
+    holding a Qt lock while waiting for the GIL, which the main thread held while
+    waiting for that lock (a hang in test_gui_responsive)."""
+    yield
+    if "qtbot" in request.fixturenames:
+        gc.collect()
