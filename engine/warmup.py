@@ -204,9 +204,22 @@ def count_compiles() -> CompileCounter:
     return counter
 
 
-if __name__ == "__main__":   # python -m engine.warmup --own NAME (compile_ahead's child)
+def install() -> int:
+    """Every solver's kernels into the disk cache, on every core, saying each one as it
+    is ready: `pip install`'s build step (packaging/install_kernels.py)."""
+    report = warm_up(in_children=True)
+    for name, seconds in report.timings.items():
+        print(f"orchard: {name} ready ({seconds:.1f} s in this process)", flush=True)
+    for name, error in report.errors.items():
+        print(f"orchard: {name} failed to warm up: {error}", flush=True)
+    print(f"orchard: every solver ready in {report.total:.0f} s "
+          f"({report.compiled_elsewhere:.0f} s of it in child processes)", flush=True)
+    return 1 if report.errors else 0
+
+
+if __name__ == "__main__":
     import sys
-    if sys.argv[1:2] == ["--own"] and len(sys.argv) == 3:
+    if sys.argv[1:2] == ["--own"] and len(sys.argv) == 3:   # compile_ahead's child
         own_kernels(sys.argv[2])
-    else:
-        warm_up()
+    else:   # --install
+        sys.exit(install())

@@ -1,0 +1,104 @@
+"""`pip install` compiles the solvers' kernels (packaging/install_kernels.py, wired in
+pyproject.toml's `[tool.setuptools.cmdclass]`), so the first fit after it compiles
+nothing: the hook is loaded the way setuptools loads it, and the last test runs its
+compile into an empty kernel cache and then fits every way a user can, counting
+numba's compiles."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+import tomllib
+
+from setuptools.command.build_py import build_py
+from setuptools.dist import Distribution
+
+from big_tables import transport_log
+from conftest import ROOT
+
+
+def load_hook():
+    """The command class pyproject.toml names, loaded from its file as setuptools does."""
+    dotted = tomllib.loads((ROOT / "pyproject.toml").read_text())[
+        "tool"]["setuptools"]["cmdclass"]["build_py"]
+    module_name, _, class_name = dotted.rpartition(".")
+    spec = importlib.util.spec_from_file_location(
+        "install_kernels_under_test", ROOT / (module_name.replace(".", "/") + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, getattr(module, class_name)
+
+
+def test_the_build_step_compiles_where_the_install_reads(monkeypatch, tmp_path):
+    module, command_class = load_hook()
+    assert issubclass(command_class, build_py)
+    built, roots = [], []
+    monkeypatch.setattr(build_py, "run", lambda self: built.append(True))
+    monkeypatch.setattr(module, "compile_kernels", roots.append)
+    command = command_class(Distribution())
+    command.build_lib = str(tmp_path)
+    command.editable_mode = False   # a wheel: the copy it is built from
+    command.run()
+    command.editable_mode = True    # `pip install -e`: the sources themselves
+    command.run()
+    assert built == [True, True]
+    assert roots == [str(tmp_path), str(ROOT)]
+
+
+def test_a_failed_compile_never_fails_the_install(capsys):
+    module, _ = load_hook()
+    calls = []
+
+    def failing(argv, **kwargs):
+        calls.append((argv, kwargs))
+        return subprocess.CompletedProcess(argv, 1)
+
+    def missing(argv, **kwargs):
+        raise OSError("no such interpreter")
+
+    assert module.compile_kernels("/some/root", run=failing) is False
+    assert module.compile_kernels("/some/root", run=missing) is False
+    (argv, kwargs), = calls
+    assert argv[1:] == ["-m", "engine.warmup", "--install"]
+    assert kwargs["cwd"] == "/some/root"
+    assert kwargs["env"]["PYTHONPATH"].split(":")[0] == "/some/root"
+    said = capsys.readouterr().out
+    assert "compiling the kernels failed" in said and "no such interpreter" in said
+
+
+FITS = """
+import sys
+import numpy as np
+import pandas as pd
+from engine.warmup import count_compiles
+counter = count_compiles()
+from engine import cli
+from orchard import OptimalTreeClassifier
+table, out = sys.argv[1], sys.argv[2]
+for algo in ("auto", "blossom", "contree", "dl85", "greedy"):
+    assert cli.main(["fit", table, "--algo", algo, "--depth", "3", "--time-limit", "60",
+                     "--out", out]) == 0
+frame = pd.read_csv(table)
+y = frame.pop("delayed").fillna("no")
+OptimalTreeClassifier(max_depth=3).fit(frame, y)
+numbers = frame.select_dtypes("number").fillna(0)
+OptimalTreeClassifier(max_depth=3).fit(numbers.to_numpy(), y)
+OptimalTreeClassifier(max_depth=3).fit(numbers, y)
+print(counter.count)
+"""
+
+
+def test_after_the_install_step_the_first_fits_compile_nothing(tmp_path, monkeypatch):
+    """With an empty cache, the build step's compile, then fits from the command line
+    (every solver with kernels) and the notebook (a frame with text columns and
+    missing cells, a numeric frame, an array) in a fresh process: no compile."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    module, _ = load_hook()
+    assert module.compile_kernels(str(ROOT)) is True
+    table = transport_log(tmp_path / "log.csv", 300)
+    done = subprocess.run([sys.executable, "-c", FITS, str(table), str(tmp_path / "t.json")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.split()[-1]) == 0, done.stdout
+    assert json.loads((tmp_path / "t.json").read_text())   # greedy's model, saved
