@@ -84,9 +84,44 @@ def assert_same(text, numbers):
     assert text.report == numbers.report
 
 
+@st.composite
+def two_valued_tables(draw):
+    """Tables whose every column holds at most two numbers (0/1 data, which arrays
+    prepare as a whole, `recipe.fit_two_valued`), now and then with a missing cell
+    (which sends them column by column)."""
+    rows = draw(st.integers(1, 30))
+    values = st.sampled_from([0.0, -0.0, 1.0, 2.5, -7.0, np.inf, -np.inf])
+    columns = []
+    for _ in range(draw(st.integers(1, 6))):
+        pair = draw(st.lists(values, min_size=1, max_size=2))
+        columns.append(draw(st.lists(st.sampled_from(pair), min_size=rows, max_size=rows)))
+    X = np.array(columns, dtype=np.float64).T
+    if draw(st.integers(0, 9)) == 0:
+        X[draw(st.integers(0, rows - 1)), draw(st.integers(0, X.shape[1] - 1))] = np.nan
+    labels = draw(st.lists(st.sampled_from(["0", "1", "2"]), min_size=rows,
+                           max_size=rows))
+    options = PrepOptions(target=TARGET, binarize=draw(st.sampled_from(BINARIZE)),
+                          missing=draw(st.sampled_from(MISSING)),
+                          depth=draw(st.sampled_from([None, 1, 2, 3])),
+                          merge_duplicates=draw(st.booleans()))
+    return X, np.array(labels, dtype=object), options
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables(), st.data())
 def test_arrays_prepare_as_their_table(table, data):
+    check_table(table, data)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(two_valued_tables(), st.data())
+def test_two_valued_arrays_prepare_as_their_table(table, data):
+    check_table(table, data)
+
+
+def check_table(table, data):
+    """Both paths make the same Dataset, or the same error, and the same features of
+    new rows (through the recipe and through its JSON)."""
     X, labels, options = table
     text, numbers = both(X, labels, options)
     assert_same(text, numbers)

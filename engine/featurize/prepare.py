@@ -69,10 +69,18 @@ def prepare_numbers(X: np.ndarray, names: list[str], labels: np.ndarray,
     report = PrepReport(rows_read=len(X))
     target = str(options.target)
     _check_names([*names, target], target, options)
+    labels = np.asarray(labels, dtype=object)
+    if not options.ignore and not options.kinds:
+        two_valued = recipe.fit_two_valued(X, names, target, labels, options.missing,
+                                           Binarization.parse(options.binarize))
+        if two_valued is not None:
+            prep, matrix, constant = two_valued
+            report.ignored_columns.update((name, "a single value") for name in constant)
+            _check_classes(prep, target, len(matrix), report)
+            return _dataset(prep, matrix, labels, options, report, progress)
     columns, missing = _typed_inputs(names, lambda j: _number_column(names[j], X[:, j]),
                                      options, report, progress)
-    return _prepared(columns, missing, target, np.asarray(labels, dtype=object), options,
-                     report, progress)
+    return _prepared(columns, missing, target, labels, options, report, progress)
 
 
 def _check_names(names: list[str], target: str, options: PrepOptions) -> None:
@@ -112,6 +120,15 @@ def _prepared(columns: dict, missing: dict, target: str, classes: np.ndarray,
     prep = recipe.fit(table, target, kinds, options.missing,
                       Binarization.parse(options.binarize), progress, options.depth,
                       options.class_weight)
+    _check_classes(prep, target, n_rows, report)
+    dtype = np.uint8 if prep.all_binary else np.float64
+    _check_room(n_rows, len(prep.features), np.dtype(dtype).itemsize)
+    X = prep.transform_columns(table, n_rows, progress, dtype)
+    return _dataset(prep, X, table[target], options, report, progress)
+
+
+def _check_classes(prep, target: str, n_rows: int, report: PrepReport) -> None:
+    """Refuse a target of one class or of a class per row; doubt an odd one."""
     if len(prep.class_names) < 2:
         raise DataError(f"The target column '{target}' has a single class "
                         f"('{prep.class_names[0]}'); a tree needs at least two.")
@@ -120,10 +137,13 @@ def _prepared(columns: dict, missing: dict, target: str, classes: np.ndarray,
                         "different values, which looks like a measurement rather than a "
                         "class: choose the class column (--target).")
     _doubt_target(target, prep.class_names, report)
-    dtype = np.uint8 if prep.all_binary else np.float64
-    _check_room(n_rows, len(prep.features), np.dtype(dtype).itemsize)
-    X = prep.transform_columns(table, n_rows, progress, dtype)
-    data = Dataset(X, prep.labels(table[target]), np.ones(n_rows), prep, report)
+
+
+def _dataset(prep, X: np.ndarray, classes, options: PrepOptions, report: PrepReport,
+             progress: Progress) -> Dataset:
+    """The Dataset of a fitted recipe, its feature matrix and the target's cells, with
+    the options' row and class changes made."""
+    data = Dataset(X, prep.labels(classes), np.ones(len(X)), prep, report)
     if options.remove_redundant:
         progress("removing redundant features", None)
         data = remove_redundant_features(data)

@@ -64,8 +64,7 @@ def fit(frame: Mapping, target: str, kinds: dict[str, ColumnKind], missing: str,
         raise DataError(f"Unknown missing-value policy '{missing}': use "
                         f"{', '.join(MISSING_POLICIES)}.")
     route = missing == "route"
-    present = blocks.factorize(frame[target])[1]
-    class_names = _sort_key(list(dict.fromkeys(class_label(c) for c in present)))
+    class_names = _class_names(frame[target])
     y = Preprocessing(target, class_names, [], []).labels(frame[target])
     known = y >= 0
     w = np.ones(int(known.sum()))
@@ -93,6 +92,52 @@ def fit(frame: Mapping, target: str, kinds: dict[str, ColumnKind], missing: str,
             features.append(Feature(column.input.name, MISSING))
     return Preprocessing(target, class_names, [c.input for c in columns], features,
                          missing, str(binarize))
+
+
+def _class_names(cells) -> list[str]:
+    """The classes of the target's cells, in the model's order."""
+    present = blocks.factorize(cells)[1]
+    return _sort_key(list(dict.fromkeys(class_label(c) for c in present)))
+
+
+# Up to this many cells `fit_two_valued` works on the whole table at once; a larger
+# table goes column by column, where progress and Stop are heard between columns.
+TWO_VALUED_CELLS = 4_000_000
+
+
+def fit_two_valued(X: np.ndarray, names: list[str], target: str, classes: np.ndarray,
+                   missing: str, binarize: Binarization):
+    """`fit` and `transform_columns` at once for a table of numbers whose every column
+    holds at most two values and no missing cell (0/1 data: the CP4IM sets, one-hot
+    encodings), or None for any other table: (the recipe, its 0/1 matrix, the
+    constant columns left out).
+
+    The same recipe `fit` would make (tests/test_numeric_prepare.py), by whole-table
+    numpy operations: column by column, typing, fitting and transforming 36 such
+    columns took 2.5 ms of a 5 ms fit.  Every column with two values is one feature
+    `column == larger value` whatever the binarisation, its fill the more frequent
+    value (the lower on a tie); a constant column is left out.
+    """
+    if missing not in MISSING_POLICIES:
+        raise DataError(f"Unknown missing-value policy '{missing}': use "
+                        f"{', '.join(MISSING_POLICIES)}.")
+    if X.size > TWO_VALUED_CELLS or not len(X):
+        return None
+    low, high = X.min(axis=0), X.max(axis=0)   # NaN where a cell is missing
+    if np.isnan(low).any() or not ((X == low) | (X == high)).all():
+        return None
+    varied = np.flatnonzero(low != high)
+    if not len(varied):
+        return None
+    hits = X[:, varied] == high[varied]
+    fills = np.where(2 * np.count_nonzero(hits, axis=0) > len(X), high[varied], low[varied])
+    columns = [InputColumn(names[j], ColumnKind.BINARY, float(fill))
+               for j, fill in zip(varied, fills)]
+    features = [Feature(names[j], EQ, float(high[j]), None) for j in varied]
+    prep = Preprocessing(target, _class_names(classes), columns, features, missing,
+                         str(binarize))
+    constant = [names[j] for j in np.flatnonzero(low == high)]
+    return prep, hits.view(np.uint8), constant
 
 
 def _column(name: str, cells, kind: ColumnKind, route: bool) -> _Column:

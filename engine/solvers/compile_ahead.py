@@ -17,12 +17,12 @@ warm-up), so that the window's own process only loads the kernels.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 
 from engine.solvers import kernel_support as ks
+from engine.solvers.threads import cpu_count
 from engine.solvers.registry import get_solver
 
 _UNDER_WAY: dict[str, subprocess.Popen] = {}
@@ -59,7 +59,7 @@ def _child(name: str) -> subprocess.Popen:
 
 
 def _may_fork() -> bool:
-    return not getattr(sys, "frozen", False) and (os.cpu_count() or 1) >= 2
+    return not getattr(sys, "frozen", False) and cpu_count() >= 2
 
 
 def under_way() -> list[str]:
@@ -103,7 +103,7 @@ def compile_all(names: list[str], should_stop=lambda: False,
         while waiting or running:
             if should_stop():
                 return
-            while waiting and len(running) < (os.cpu_count() or 2):
+            while waiting and len(running) < cpu_count():
                 name = waiting.pop(0)
                 if name not in under_way():   # a run's `start` may have begun it
                     _UNDER_WAY[name] = _child(name)
