@@ -77,6 +77,7 @@ def assert_same(text, numbers):
         assert text == numbers
         return
     assert text.X.dtype == numbers.X.dtype
+    assert numbers.X.flags.c_contiguous   # laid out by rows, as the solvers read it
     np.testing.assert_array_equal(text.X, numbers.X)
     np.testing.assert_array_equal(text.y, numbers.y)
     np.testing.assert_array_equal(text.w, numbers.w)
@@ -98,6 +99,8 @@ def two_valued_tables(draw):
     X = np.array(columns, dtype=np.float64).T
     if draw(st.integers(0, 9)) == 0:
         X[draw(st.integers(0, rows - 1)), draw(st.integers(0, X.shape[1] - 1))] = np.nan
+    if draw(st.booleans()):   # laid out by columns, as a frame's values may be
+        X = np.asfortranarray(X)
     labels = draw(st.lists(st.sampled_from(["0", "1", "2"]), min_size=rows,
                            max_size=rows))
     options = PrepOptions(target=TARGET, binarize=draw(st.sampled_from(BINARIZE)),
@@ -163,3 +166,21 @@ def test_numeric_frames_fit_as_arrays(dtype):
     assert fast.model_.prep.features == slow.model_.prep.features
     assert fast.model_.to_dict()["nodes"] == slow.model_.to_dict()["nodes"]
     np.testing.assert_array_equal(fast.predict(X), slow.predict(X.assign(d="k")))
+
+
+@pytest.mark.parametrize("layout", ["frame", "array by rows", "array by columns"])
+def test_zeros_and_ones_fit_as_their_table(layout):
+    """0/1 data, a frame or an array laid out either way, takes the whole-table path,
+    `recipe.fit_two_valued`, and gives the table path's tree."""
+    rng = np.random.default_rng(2)
+    X = pd.DataFrame(rng.integers(0, 2, (300, 70)), columns=[f"x{j}" for j in range(70)])
+    X["x6"] = 1   # constant: left out by both (and rows of more than 64 features)
+    y = ((X["x0"] & X["x1"]) | X["x2"]).to_numpy()
+    given = {"frame": X, "array by rows": np.ascontiguousarray(X.to_numpy()),
+             "array by columns": np.asfortranarray(X.to_numpy())}[layout]
+    fast = OptimalTreeClassifier(algorithm="blossom", max_depth=2).fit(given, y)
+    slow = OptimalTreeClassifier(algorithm="blossom", max_depth=2).fit(
+        X.assign(text=pd.Series(["k"] * 300, dtype=object)), y)   # constant text too
+    assert fast.model_.prep == slow.model_.prep
+    assert fast.model_.to_dict()["nodes"] == slow.model_.to_dict()["nodes"]
+    assert fast.train_error_ == slow.train_error_
