@@ -39,7 +39,9 @@ appends them to FILE).
    searching a 1,000-row table of numeric and text columns); `orchard fit` on that
    table with the default algorithm and `--time-limit 20`, cold then warm; and the
    README's first command, `orchard` without a display (trains a bundled sample),
-   whose wall time and tree status are shown.  Compiling takes minutes on 2 cores.
+   whose wall time and tree status are shown.  First, the README's own path: a
+   clone of HEAD in a fresh venv, `pip install -e .` (whose build step compiles the
+   kernels) and the same two commands after it.  Compiling takes minutes on 2 cores.
 
 Run it on an idle machine (the ratios move with load; the header gives the load
 average when the script started):
@@ -398,13 +400,16 @@ def empty_cache() -> Iterator[dict[str, str]]:
         yield dict(os.environ, NUMBA_CACHE_DIR=cache)
 
 
-def timed_process(command: list[str], env: dict[str, str]) -> tuple[float, str]:
+def timed_process(command: list[str], env: dict[str, str],
+                  merged: bool = False) -> tuple[float, str]:
+    """Seconds the command took and its output (stdout, with stderr when `merged`)."""
     start = time.perf_counter()
-    done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(command, env=env, cwd=ROOT, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT if merged else subprocess.PIPE, text=True)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: "
-                           f"{done.stderr.strip()[-500:]}")
+                           f"{(done.stderr or done.stdout).strip()[-500:]}")
     return seconds, done.stdout
 
 
@@ -448,12 +453,45 @@ def cli_runs(table: Path, report: Report) -> None:
            f"{'yes' if status == 'optimal' else 'no'} ({status}) |")
 
 
+def install_runs(table: Path, folder: Path, report: Report) -> None:
+    """The README's path: a clone of this repository's HEAD in a fresh venv, `pip
+    install -e .` (whose build step compiles every solver's kernels into the clone's
+    `__pycache__`, packaging/install_kernels.py), then the first commands."""
+    report("\n### After `pip install -e .` in a fresh clone and venv (numba's cache in "
+           "the clone, as a user's)\n")
+    report("| step | seconds | note |\n|---|---:|---|")
+    clone = folder / "clone"
+    env = {name: value for name, value in os.environ.items()
+           if name not in ("NUMBA_CACHE_DIR", "PYTHONPATH", "VIRTUAL_ENV")}
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(clone / ".venv")], check=True)
+    seconds, out = timed_process([str(clone / ".venv/bin/pip"), "install", "-v", "-e",
+                                  str(clone)], env, merged=True)
+    said = re.search(r"orchard: kernels compiled in (\d+) s", out)
+    report(f"| `pip install -e .` | {seconds:.1f} | build step compiling the kernels: "
+           f"{said.group(1) + ' s' if said else 'not said'} |")
+    orchard = str(clone / ".venv/bin/orchard")
+    seconds, out = timed_process([orchard, "fit", str(table), "--time-limit",
+                                  CLI_TIME_LIMIT, "--json"], env)
+    answer = json.loads(out.splitlines()[-1])
+    report(f"| first `orchard fit {table.name} --time-limit {CLI_TIME_LIMIT}` "
+           f"({answer['chosen_algorithm']}) | {seconds:.2f} | {answer['status']}; "
+           f"compiling {answer['stats'].get('compile_s', 0.0):.2f} s |")
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "ORCHARD_SMOKE_EXIT"):
+        env.pop(name, None)
+    seconds, out = timed_process([orchard], env)
+    status = re.search(r"status (\w+)", out)
+    report(f"| `orchard` without a display (bundled sample) | {seconds:.2f} | "
+           f"{status.group(1) if status else 'no tree printed'} |")
+
+
 def cold(report: Report) -> None:
     with tempfile.TemporaryDirectory(prefix="orchard-latency-") as folder:
         table = transport_log(Path(folder) / "transport-1000.csv", 1000)
         report(f"\nGenerated table: {table.name}, 1,000 rows, 15 input columns "
                "(4 text, 11 numeric, 2% missing cells), 2 classes "
                "(tests/big_tables.transport_log).")
+        install_runs(table, Path(folder), report)
         cold_stages(table, report)
         cli_runs(table, report)
 
