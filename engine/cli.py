@@ -1,4 +1,4 @@
-"""Orchard's headless command line: `orchard fit`, `orchard predict`, `orchard sweep`.
+"""Orchard's headless command line: `orchard fit`, `tune`, `predict` and `sweep`.
 
 The contract (DESIGN.md) is relied on by outside checks: flags and JSON keys only
 ever grow.  Every user error becomes exit status 2 with one sentence on stderr, and
@@ -21,6 +21,7 @@ from engine.data.columns import ColumnKind
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions
 from engine.data.preprocessing import MISSING_POLICIES
+from engine.evaluation import Plan
 from engine.featurize import prepare
 from engine.errors import Interrupted, OrchardError
 from engine.experiments import load_spec, make_backend, run_sweep
@@ -34,11 +35,13 @@ from engine.solvers import compile_ahead, default_solver_name, get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
 from engine.training import default_binarization, train
+from engine.tuning import Tuner, candidates
 from engine.warmup import on_first_compile
 
 EXIT_USAGE = 2
 EXIT_NO_TREE = 3          # the time limit ran out before any tree was trained
 EXIT_INTERRUPTED = 130
+DEFAULT_TUNE_SECONDS = 60.0   # tuning tries dozens of settings: never unbounded by default
 COMPILING = ("Compiling the solver once for this computer (about a minute; "
              "not counted in the time limit)...")
 
@@ -77,32 +80,25 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--algo", default=None, help="algorithm (default: blossom)")
     fit.add_argument("--depth", type=int, help="maximum depth")
     fit.add_argument("--time-limit", type=float, help="seconds")
-    fit.add_argument("--binarize", help="none | quantile:K | midpoints | guided[:K]")
-    fit.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                     help="solver parameter (repeatable)")
-    fit.add_argument("--missing", default="route", choices=list(MISSING_POLICIES),
-                     help="missing cells: route (each test decides where they go), impute "
-                          "(fill), indicator (fill + an 'is missing' feature) or drop rows")
-    fit.add_argument("--ignore", action="append", default=[], metavar="COLUMN")
-    fit.add_argument("--categorical", action="append", default=[], metavar="COLUMN",
-                     help="treat a numeric column as categorical (value groups)")
-    fit.add_argument("--remove-redundant", action="store_true",
-                     help="drop constant, identical and complementary binary features")
-    fit.add_argument("--merge-duplicates", action="store_true",
-                     help="merge identical rows into weights")
-    fit.add_argument("--drop-inconsistent", action="store_true",
-                     help="drop rows contradicting identical rows of another class")
-    fit.add_argument("--class-weight", metavar="balanced|CLASS=W,...",
-                     help="weigh each class's rows: 'balanced' (every class the same "
-                     "total) or weights by class name, e.g. yes=5,no=1")
-    _add_table_flags(fit)
-    fit.add_argument("--out", help="model JSON")
-    fit.add_argument("--rules", help="rules text")
-    fit.add_argument("--python", help="Python module")
-    fit.add_argument("--sql", help="SQL CASE expression")
-    fit.add_argument("--dot", help="Graphviz DOT")
-    fit.add_argument("--image", help="tree picture (.png, .svg or .pdf)")
-    fit.add_argument("--json", action="store_true", help="print one JSON summary")
+    _add_data_flags(fit)
+    _add_output_flags(fit)
+
+    tune = sub.add_parser("tune", help="choose the depth (and least leaf size) by "
+                          "cross-validation, then train that tree on every row")
+    tune.add_argument("data", help="CSV/TSV/whitespace table")
+    tune.add_argument("--target", help="class column: NAME, INDEX, first or last")
+    tune.add_argument("--algo", default=None, help="algorithm (default: blossom)")
+    tune.add_argument("--depths", default="1-6",
+                      help="depths to try: a range 1-6 or a list 2,3,4 (default 1-6)")
+    tune.add_argument("--min-leaf", help="least rows in a leaf to try, e.g. 1,5,20 "
+                      "(default for greedy and dl85: 1,5,20; others have none)")
+    tune.add_argument("--folds", type=int, default=5, help="inner folds (default 5)")
+    tune.add_argument("--seed", type=int, default=0, help="seed of the folds")
+    tune.add_argument("--time-limit", type=float, default=DEFAULT_TUNE_SECONDS,
+                      help=f"seconds for the whole tuning and the final fit "
+                           f"(default {DEFAULT_TUNE_SECONDS:g})")
+    _add_data_flags(tune)
+    _add_output_flags(tune)
 
     predict = sub.add_parser("predict", help="predict with a saved model")
     predict.add_argument("model", help="model JSON from 'orchard fit --out'")
@@ -121,6 +117,41 @@ def build_parser() -> argparse.ArgumentParser:
                        "tcp://HOST:PORT, or 'local' for one on this machine")
     sweep.add_argument("--json", action="store_true", help="print one JSON summary")
     return parser
+
+
+def _add_data_flags(parser: argparse.ArgumentParser) -> None:
+    """How the table is read and prepared, and the solver's parameters."""
+    parser.add_argument("--binarize", help="none | quantile:K | midpoints | guided[:K]")
+    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                        help="solver parameter (repeatable)")
+    parser.add_argument("--missing", default="route", choices=list(MISSING_POLICIES),
+                        help="missing cells: route (each test decides where they go), "
+                             "impute (fill), indicator (fill + an 'is missing' feature) "
+                             "or drop rows")
+    parser.add_argument("--ignore", action="append", default=[], metavar="COLUMN")
+    parser.add_argument("--categorical", action="append", default=[], metavar="COLUMN",
+                        help="treat a numeric column as categorical (value groups)")
+    parser.add_argument("--remove-redundant", action="store_true",
+                        help="drop constant, identical and complementary binary features")
+    parser.add_argument("--merge-duplicates", action="store_true",
+                        help="merge identical rows into weights")
+    parser.add_argument("--drop-inconsistent", action="store_true",
+                        help="drop rows contradicting identical rows of another class")
+    parser.add_argument("--class-weight", metavar="balanced|CLASS=W,...",
+                        help="weigh each class's rows: 'balanced' (every class the same "
+                        "total) or weights by class name, e.g. yes=5,no=1")
+    _add_table_flags(parser)
+
+
+def _add_output_flags(parser: argparse.ArgumentParser) -> None:
+    """The trained model's files, and the JSON summary."""
+    parser.add_argument("--out", help="model JSON")
+    parser.add_argument("--rules", help="rules text")
+    parser.add_argument("--python", help="Python module")
+    parser.add_argument("--sql", help="SQL CASE expression")
+    parser.add_argument("--dot", help="Graphviz DOT")
+    parser.add_argument("--image", help="tree picture (.png, .svg or .pdf)")
+    parser.add_argument("--json", action="store_true", help="print one JSON summary")
 
 
 def _add_table_flags(parser: argparse.ArgumentParser) -> None:
@@ -158,16 +189,9 @@ def fit(args, render_image: Callable | None) -> dict:
     params = _params(args.param)
     if args.depth is not None:
         params["depth"] = str(args.depth)
-    if args.image and render_image is None:
-        raise OrchardError("Image export needs Orchard's GUI package, which is not available.")
-    if args.image and Path(args.image).suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise OrchardError("The image file must end in .png, .svg or .pdf.")
-    if args.time_limit is not None and not args.time_limit > 0:
-        raise OrchardError("The time limit must be a positive number of seconds.")
+    _check_request(args, render_image)
     get_solver(algorithm).resolve(params)   # a bad parameter is said before reading
-    for flag in (*EXPORT_FLAGS, "image"):   # and an output that cannot be written
-        if getattr(args, flag):
-            check_output(getattr(args, flag))
+    _check_outputs(args)
     compile_ahead.start(algorithm)   # a first run's kernels compile while it reads
     line = StageLine()
     monitor = Monitor(args.time_limit, on_incumbent=line.incumbent, on_progress=line.stage)
@@ -181,19 +205,43 @@ def fit(args, render_image: Callable | None) -> dict:
     return _finish(args, algorithm, params, data, options, result, render_image)
 
 
-def _train(args, algorithm: str, params: dict, monitor: Monitor,
-           warn: Callable[[str], None] | None = None):
-    raw = read_table(args.data, delimiter=_delimiter(args.delimiter), header=args.header,
-                     progress=monitor.checkpoint)
-    options = PrepOptions(
+def _check_request(args, render_image: Callable | None) -> None:
+    """The flags every training command shares, checked before any work."""
+    if args.image and render_image is None:
+        raise OrchardError("Image export needs Orchard's GUI package, which is not available.")
+    if args.image and Path(args.image).suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise OrchardError("The image file must end in .png, .svg or .pdf.")
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise OrchardError("The time limit must be a positive number of seconds.")
+
+
+def _check_outputs(args) -> None:
+    """An output that cannot be written is said before any training."""
+    for flag in (*EXPORT_FLAGS, "image"):
+        if getattr(args, flag):
+            check_output(getattr(args, flag))
+
+
+def _read(args, monitor: Monitor):
+    return read_table(args.data, delimiter=_delimiter(args.delimiter), header=args.header,
+                      progress=monitor.checkpoint)
+
+
+def _options(args, algorithm: str, depth: int | None) -> PrepOptions:
+    return PrepOptions(
         target=args.target, ignore=tuple(args.ignore),
         kinds={name: ColumnKind.CATEGORICAL for name in args.categorical},
         missing=args.missing,
         binarize=args.binarize or default_binarization(algorithm),
         remove_redundant=args.remove_redundant, merge_duplicates=args.merge_duplicates,
-        drop_inconsistent=args.drop_inconsistent,
-        depth=get_solver(algorithm).resolve(params)["depth"],
+        drop_inconsistent=args.drop_inconsistent, depth=depth,
         class_weight=parse_class_weight(args.class_weight) if args.class_weight else None)
+
+
+def _train(args, algorithm: str, params: dict, monitor: Monitor,
+           warn: Callable[[str], None] | None = None):
+    raw = _read(args, monitor)
+    options = _options(args, algorithm, get_solver(algorithm).resolve(params)["depth"])
     data = prepare(raw, options, progress=monitor.checkpoint)
     del raw   # its text cells (3 GB at 3 million rows × 16 columns) are not needed now
     warn = warn or (lambda text: print(f"orchard: {text}", file=sys.stderr))
@@ -201,6 +249,73 @@ def _train(args, algorithm: str, params: dict, monitor: Monitor,
         warn(f"Warning: {warning}")
     result = train(data, algorithm, params, monitor=monitor)
     return data, options, result
+
+
+def tune(args, render_image: Callable | None) -> dict:
+    """Cross-validate the depths (and least leaf sizes) asked, train the choice on all
+    rows; the summary is `fit`'s with the candidates' scores under "tuning"."""
+    algorithm = args.algo or default_solver_name()
+    params = _params(args.param)
+    if "depth" in params:
+        raise OrchardError("Give the depths to try with --depths, not --param depth.")
+    get_solver(algorithm).resolve(params)
+    grid = candidates(algorithm, _number_list(args.depths, "--depths", int),
+                      None if args.min_leaf is None else
+                      _number_list(args.min_leaf, "--min-leaf", float))
+    plan = Plan("kfold", args.folds, seed=args.seed)
+    plan.check()
+    _check_request(args, render_image)
+    _check_outputs(args)
+    compile_ahead.start(algorithm)
+    line = StageLine()
+    monitor = Monitor(args.time_limit, on_incumbent=line.incumbent, on_progress=line.stage)
+    tuner: list[Tuner] = []
+
+    def stop(*_) -> None:
+        monitor.cancel()
+        for running in tuner:
+            running.cancel()
+
+    def scored(score, i: int, n: int) -> None:
+        line.note(f"{i + 1} of {n}: {score.candidate.label()}: " + (
+            f"validation accuracy {100 * score.mean:.1f}%, {score.mean_leaves:.1f} leaves"
+            if score.complete else score.note))
+
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        with on_first_compile(lambda: line.note(COMPILING)):
+            raw = _read(args, monitor)
+            options = _options(args, algorithm, max(c.depth for c in grid))
+            tuner.append(Tuner(raw, options, algorithm, grid, params, plan,
+                               args.time_limit))
+            tuning = tuner[0].run(scored, clock=monitor)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        line.close()
+    if not args.json:
+        print("\n".join(tuning.table()))
+    summary = _finish(args, algorithm, tuning.params, tuning.data, tuning.options,
+                      tuning.result, render_image)
+    summary["tuning"] = tuning.to_dict()
+    return summary
+
+
+def _number_list(text: str, flag: str, kind: type) -> list:
+    """`1-6` or `2,3,5` (ranges and single values, comma-separated) as numbers."""
+    values = []
+    try:
+        for part in text.split(","):
+            low, dash, high = part.strip().partition("-")
+            if dash and kind is int:
+                values.extend(range(int(low), int(high) + 1))
+            else:
+                values.append(kind(part))
+    except ValueError:
+        raise OrchardError(f"{flag} takes numbers like 1-6 or 1,5,20, not '{text}'.") \
+            from None
+    if not values:
+        raise OrchardError(f"{flag} names no value.")
+    return values
 
 
 def _finish(args, algorithm: str, params: dict, data, options, result,
@@ -332,11 +447,13 @@ def main(argv: Sequence[str] | None = None, render_image: Callable | None = None
     try:
         if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
             raise OrchardError(f"Unknown option '{argv[0]}': start with a command, fit, "
-                               "predict or sweep (see 'orchard --help').")
+                               "tune, predict or sweep (see 'orchard --help').")
         args = build_parser().parse_args(argv)
         if args.command == "sweep":
             return sweep(args)
-        summary = fit(args, render_image) if args.command == "fit" else predict(args)
+        commands = {"fit": fit, "tune": tune}
+        summary = commands[args.command](args, render_image) \
+            if args.command in commands else predict(args)
     except Interrupted as exc:
         print(f"orchard: {exc}", file=sys.stderr)
         if getattr(args, "json", False):   # scripts still get one JSON object

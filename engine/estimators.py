@@ -47,7 +47,9 @@ from engine.export.diagram import diagram_python, diagram_sql
 from engine.model import Diagram, Tree, load_model
 from engine.solvers import compile_ahead
 from engine.solvers.monitor import Monitor
+from engine.evaluation import Plan
 from engine.training import default_binarization, train
+from engine.tuning import DEPTHS, Tuner, candidates
 
 TARGET = "__orchard_target__"
 
@@ -357,3 +359,51 @@ class _cancel_on_interrupt:
 
 
 __all__ = ["DecisionDiagramClassifier", "OptimalTreeClassifier"]
+
+
+def tune(X, y, algorithm: str = "auto", depths=DEPTHS, min_leaf=None, cv: int = 5,
+         time_limit: float | None = 60.0, random_state: int = 0,
+         binarize: str | None = None, params: dict | None = None,
+         sample_weight=None) -> OptimalTreeClassifier:
+    """The depth (and, for greedy and dl85, the least leaf size in `min_leaf`) chosen
+    by a `cv`-fold cross-validation on X, y with the one-standard-error rule (see
+    `engine.tuning`), then an `OptimalTreeClassifier` of that setting fitted on all
+    of X, y and returned.  Its `tuning_` is a DataFrame of every candidate (mean
+    validation accuracy, standard error, mean leaves, `chosen` and `best` marked);
+    `time_limit` covers the whole (tuning gets all but the final fit's share).
+
+    A plain `GridSearchCV` over `OptimalTreeClassifier` works too; this is the
+    one-call version with the rule that prefers the smaller tree."""
+    frame = X if isinstance(X, pd.DataFrame) else None
+    X, y = validate_data(OptimalTreeClassifier(), X, y,
+                         dtype=None if frame is not None else "numeric",
+                         ensure_all_finite=False if frame is not None else "allow-nan")
+    check_classification_targets(y)
+    if sample_weight is not None:
+        raise ValueError("tune does not take sample weights yet: fit "
+                         "OptimalTreeClassifier with the depth it chooses instead.")
+    try:
+        grid = candidates(algorithm, depths, min_leaf)
+        table = _OrchardClassifier._table(X if frame is None else frame)
+        table[TARGET] = np.array([class_label(v) for v in y], dtype=object)
+        raw = RawTable(table, ",", True, "utf-8", False)
+        options = PrepOptions(target=TARGET,
+                              binarize=binarize or default_binarization(algorithm))
+        start = Monitor(time_limit)
+        tuning = Tuner(raw, options, algorithm, grid, params, Plan("kfold", cv,
+                       seed=random_state), time_limit).run(clock=start, refit=False)
+    except OrchardError as error:
+        raise ValueError(str(error)) from error
+    chosen = grid[tuning.chosen]
+    extra = {k: v for k, v in tuning.params.items() if k != "depth"}
+    left = start.remaining()
+    model = OptimalTreeClassifier(algorithm, max_depth=chosen.depth,
+                                  time_limit=None if left is None else max(left, 1.0),
+                                  binarize=binarize, params=extra or None)
+    model.fit(X if frame is None else frame, y)
+    rows = [s.to_dict() for s in tuning.scored]
+    for i, row in enumerate(rows):
+        row["chosen"], row["best"] = i == tuning.chosen, i == tuning.best
+    model.tuning_ = pd.DataFrame(rows)
+    model.tuned_params_ = {"max_depth": chosen.depth, **extra}
+    return model

@@ -1,4 +1,4 @@
-"""The `orchard` command: the desktop app, or the headless `fit` / `predict`.
+"""The `orchard` command: the desktop app, or the headless `fit` / `tune` / `predict`.
 
 `orchard [DATA]` opens the window.  On a machine without a display it still does
 its main job: it trains on DATA (or a bundled sample) and prints the tree.
@@ -17,7 +17,7 @@ from pathlib import Path
 from engine.cli import main as cli_main
 from resources import ICON, SAMPLES_DIR
 
-CLI_COMMANDS = ("fit", "predict", "sweep")
+CLI_COMMANDS = ("fit", "tune", "predict", "sweep")
 SAMPLE = SAMPLES_DIR / "loans.csv"
 HEADLESS_TIME_LIMIT = "30"  # seconds: the headless demo shows the best tree by then
 # Set to a number of seconds, the window quits on its own once its data is loaded and

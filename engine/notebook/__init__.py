@@ -2,7 +2,7 @@
 package-dir).  The estimators live in `engine.estimators`; this package only names
 them, so a pickled estimator refers to one module whichever way it was imported."""
 
-from engine.estimators import DecisionDiagramClassifier, OptimalTreeClassifier
+from engine.estimators import DecisionDiagramClassifier, OptimalTreeClassifier, tune
 from engine.model import load_model
 
-__all__ = ["DecisionDiagramClassifier", "OptimalTreeClassifier", "load_model"]
+__all__ = ["DecisionDiagramClassifier", "OptimalTreeClassifier", "load_model", "tune"]

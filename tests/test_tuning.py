@@ -1,0 +1,168 @@
+"""Choosing a tree's size by cross-validation: the rule, the grid, the run, the CLI and
+the notebook (`engine.tuning`, `orchard tune`, `orchard.tune`)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from engine.cli import main
+from engine.data.csv_reader import read_table
+from engine.data.dataset import PrepOptions
+from engine.errors import DataError, Interrupted, ParameterError
+from engine.evaluation import CrossValidation, Plan
+from engine.tuning import Candidate, Scored, Tuner, candidates, choose
+
+from big_tables import transport_log
+from conftest import SAMPLES
+
+
+def scored(depth, accuracies, leaves, min_leaf=None, folds=None):
+    return Scored(Candidate(depth, min_leaf), list(accuracies), list(leaves),
+                  folds=len(accuracies) if folds is None else folds)
+
+
+# ------------------------------------------------------------------ the rule
+def test_the_simplest_setting_within_one_standard_error_of_the_best_is_chosen():
+    rows = [scored(1, [0.70, 0.72, 0.71], [2, 2, 2]),
+            scored(2, [0.81, 0.79, 0.82], [4, 4, 4]),     # within 1 SE of the best
+            scored(3, [0.81, 0.80, 0.84], [8, 7, 8]),     # the best mean
+            scored(4, [0.80, 0.81, 0.83], [15, 14, 16])]
+    best, chosen = choose(rows)
+    assert (best, chosen) == (2, 1)
+    se = np.std([0.81, 0.80, 0.84], ddof=1) / np.sqrt(3)
+    assert rows[2].standard_error == pytest.approx(se)
+    assert rows[1].mean >= rows[2].mean - se
+
+
+def test_a_setting_just_outside_one_standard_error_is_not_chosen():
+    rows = [scored(2, [0.70, 0.70, 0.70], [4, 4, 4]),
+            scored(3, [0.80, 0.82, 0.84], [8, 8, 8])]
+    assert choose(rows) == (1, 1)
+
+
+def test_ties_go_to_fewer_leaves_then_the_smaller_depth_then_the_larger_least_leaf():
+    rows = [scored(3, [0.8, 0.8], [6, 6], min_leaf=1),
+            scored(2, [0.8, 0.8], [6, 6], min_leaf=1),
+            scored(2, [0.8, 0.8], [6, 6], min_leaf=20),
+            scored(4, [0.8, 0.8], [5, 5], min_leaf=1)]
+    assert choose(rows)[1] == 3          # fewest leaves first
+    assert choose(rows[:3])[1] == 2      # then depth 2, then its larger least leaf
+
+
+def test_settings_not_scored_on_every_fold_take_no_part():
+    rows = [scored(1, [0.9], [2], folds=3),            # one fold of three
+            scored(2, [0.6, 0.6, 0.6], [4, 4, 4])]
+    assert choose(rows) == (1, 1)
+    with pytest.raises(DataError, match="raise the time limit"):
+        choose([rows[0]])
+
+
+# ------------------------------------------------------------------ the grid
+def test_the_grid_holds_least_leaf_sizes_only_where_the_algorithm_has_them():
+    greedy = candidates("greedy", [2, 1], [5, 1])
+    assert [(c.depth, c.min_leaf) for c in greedy] == [(1, 1), (1, 5), (2, 1), (2, 5)]
+    assert greedy[3].params("greedy", {}) == {"depth": 2, "min_leaf": 5.0}
+    assert candidates("dl85", [3], [10])[0].params("dl85", {}) == \
+        {"depth": 3, "min_support": 10.0}
+    assert [c.min_leaf for c in candidates("blossom", [1, 2])] == [None, None]
+    with pytest.raises(ParameterError, match="no minimum leaf size"):
+        candidates("blossom", [2], [5])
+    with pytest.raises(ParameterError, match="depth"):
+        candidates("greedy", [0, 200])
+
+
+# ------------------------------------------------------------------ the run
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory):
+    """600 rows with text columns (up to 4,000 values), numbers and missing cells."""
+    return read_table(transport_log(tmp_path_factory.mktemp("tune") / "t.csv", 600))
+
+
+def test_every_score_is_the_cross_validation_of_its_setting(mixed):
+    options = PrepOptions(target="delayed")
+    grid = candidates("greedy", [1, 2, 3], [1, 30])
+    plan = Plan("kfold", 3, seed=4)
+    tuning = Tuner(mixed, options, "greedy", grid, plan=plan).run()
+    assert len(tuning.scored) == 6 and all(s.complete for s in tuning.scored)
+    for s in tuning.scored:
+        evaluation = CrossValidation(mixed, options, "greedy",
+                                     s.candidate.params("greedy", {}), plan).run()
+        assert s.accuracies == evaluation.test_accuracies
+        assert s.leaves == [f.n_leaves for f in evaluation.folds]
+    best, chosen = choose(tuning.scored)
+    assert (tuning.best, tuning.chosen) == (best, chosen)
+    # the final tree is the chosen setting trained on every row
+    assert tuning.params == grid[chosen].params("greedy", {})
+    assert tuning.result.tree.depth <= grid[chosen].depth
+    assert sum(tuning.data.w) == pytest.approx(len(mixed.frame))
+    assert "<- chosen" in "\n".join(tuning.table())
+
+
+def test_a_stop_ends_the_tuning_and_says_so(mixed):
+    grid = candidates("greedy", [1, 2, 3, 4])
+    tuner = Tuner(mixed, PrepOptions(target="delayed"), "greedy", grid,
+                  plan=Plan("kfold", 2))
+    seen = []
+
+    def after(score, i, n):
+        seen.append(score)
+        if i == 0:
+            tuner.cancel()
+
+    with pytest.raises(Interrupted) as stopped:
+        tuner.run(after)
+    assert stopped.value.status == "cancelled"
+    assert seen[0].complete and all(s.note == "not scored: stopped" for s in seen[1:])
+
+
+# ------------------------------------------------------------------ the CLI
+def test_orchard_tune_prints_the_candidates_and_writes_the_chosen_model(tmp_path, capsys):
+    model = tmp_path / "model.json"
+    code = main(["tune", str(SAMPLES / "loans.csv"), "--algo", "greedy", "--depths", "1-3",
+                 "--min-leaf", "1,20", "--folds", "3", "--out", str(model), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    summary = json.loads(out)
+    tuning = summary["tuning"]
+    assert [(c["depth"], c["min_leaf"]) for c in tuning["candidates"]] == \
+        [(d, m) for d in (1, 2, 3) for m in (1.0, 20.0)]
+    chosen = tuning["candidates"][tuning["chosen"]]
+    assert summary["max_depth"] == chosen["depth"] == tuning["chosen_params"]["depth"]
+    assert json.loads(model.read_text())   # the chosen tree, trained on every row
+    assert "of 6: depth" in err            # progress per candidate on stderr
+
+    assert main(["tune", str(SAMPLES / "loans.csv"), "--algo", "greedy", "--depths",
+                 "1-2", "--folds", "3"]) == 0
+    assert "<- chosen" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--depths", "two"], "--depths takes numbers"),
+    (["--algo", "blossom", "--min-leaf", "5"], "no minimum leaf size"),
+    (["--folds", "1"], "between 2 and 100 folds"),
+    (["--param", "depth=3"], "--depths"),
+    (["--time-limit", "0"], "positive"),
+])
+def test_orchard_tune_refuses_bad_requests_in_one_sentence(argv, words, capsys):
+    code = main(["tune", str(SAMPLES / "loans.csv"), *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and words in err and err.count("\n") == 1
+
+
+# ------------------------------------------------------------------ the notebook
+def test_orchard_tune_in_a_notebook_returns_the_chosen_fitted_tree():
+    import orchard
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    model = orchard.tune(X, y, algorithm="greedy", depths=[1, 2, 3], min_leaf=[1, 10],
+                         cv=3)
+    table = model.tuning_
+    assert len(table) == 6 and table["chosen"].sum() == 1 and table["best"].sum() == 1
+    row = table[table["chosen"]].iloc[0]
+    assert model.tuned_params_ == {"max_depth": row["depth"], "min_leaf": row["min_leaf"]}
+    assert model.max_depth == row["depth"]
+    best = table[table["best"]].iloc[0]
+    assert row["mean_accuracy"] >= best["mean_accuracy"] - best["standard_error"] - 1e-12
+    assert model.predict(X).shape == y.shape and model.score(X, y) > 0.9
