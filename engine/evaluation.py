@@ -230,6 +230,16 @@ def _class_order(names: list[str]) -> list[str]:
 
 
 # ------------------------------------------------------------------ evaluation
+@dataclass
+class PreparedSplit:
+    """One split's raw rows and its prepared training part."""
+
+    fold: int
+    data: Any                     # the training rows' Dataset
+    train_frame: pd.DataFrame
+    test_frame: pd.DataFrame
+
+
 class CrossValidation:
     """One evaluation run; `cancel()` (any thread) stops it after the current fold.
 
@@ -364,7 +374,35 @@ class CrossValidation:
         """One split: its time limit covers preparing its training rows too."""
         train_raw = replace(self.raw, frame=train_frame)
         data = prepare(train_raw, self.options, progress=monitor.checkpoint)
-        result = train(data, self.algorithm, self.params, monitor=monitor)
+        return self.trained(PreparedSplit(fold, data, train_frame, test_frame),
+                            class_names, self.params, monitor)
+
+    def prepared_splits(self, clock: Monitor,
+                        copies: list[np.ndarray]) -> tuple[list[str], list[PreparedSplit]]:
+        """(class names, every split with its training rows prepared once), for fitting
+        several settings on the same splits (`engine.tuning`): `clock`'s stop and time
+        limit cover the cutting and preparing; the cut columns are added to `copies`
+        (for `blocks.release` once the splits are no longer needed)."""
+        rows, class_names, pairs = self.splits()
+        splits = []
+        for fold, (train_pos, test_pos) in enumerate(pairs):
+            try:
+                train_frame = _rows(self.raw.frame, rows[train_pos], clock, copies)
+                test_frame = _rows(self.raw.frame, rows[test_pos], clock, copies)
+                data = prepare(replace(self.raw, frame=train_frame), self.options,
+                               progress=clock.checkpoint)
+            except DataError as exc:
+                raise DataError(f"{self._fold_name(fold, len(pairs))}: {exc}") from None
+            splits.append(PreparedSplit(fold, data, train_frame, test_frame))
+        return class_names, splits
+
+    def trained(self, split: PreparedSplit, class_names: list[str], params: dict,
+                monitor: Monitor, train_accuracy: bool = True) -> FoldResult:
+        """Train `params` on a prepared split and score it on its raw rows (the
+        training rows too unless `train_accuracy` is False: NaN then)."""
+        fold, data = split.fold, split.data
+        train_frame, test_frame = split.train_frame, split.test_frame
+        result = train(data, self.algorithm, params, monitor=monitor)
         tree = result.tree
         if tree is None:
             raise DataError(f"'{self.algorithm}' found no tree (status "
@@ -383,8 +421,9 @@ class CrossValidation:
             total = matrix.sum()
             return (float(np.trace(matrix) / total) if total else math.nan), matrix
 
-        train_accuracy, train_matrix = score(train_frame)
         test_accuracy, test_matrix = score(test_frame)
+        train_accuracy, train_matrix = score(train_frame) if train_accuracy else \
+            (math.nan, np.zeros_like(test_matrix))
         return FoldResult(fold, len(train_frame), len(test_frame), train_accuracy,
                           test_accuracy, train_matrix, test_matrix, result.status,
                           bool(result.optimal), float(result.time_s),

@@ -7,33 +7,37 @@ the tree literature does (Breiman et al.'s one-standard-error rule):
 
 1. every candidate setting (`candidates`: depths × least leaf sizes, where the
    algorithm has a least-leaf parameter) is scored by an inner k-fold
-   cross-validation on the rows given (`engine.evaluation`: each fold prepares its
-   own training rows, so no threshold or value group sees a validation row);
+   cross-validation on the rows given (`engine.evaluation`: each split's training
+   rows are prepared on their own, so no threshold or value group sees a validation
+   row, and once, for every candidate: preparing a large table costs more than
+   training a shallow tree on it);
 2. `choose` takes the best mean validation accuracy, then the *simplest* setting
    (fewest leaves on average, then the smaller depth, then the larger least leaf)
    whose mean lies within one standard error of that best;
 3. the chosen setting is trained on all rows.
 
-One time limit covers the whole: each candidate gets an equal share of what is left
-(the last share is the final fit's), so settings that finish early leave their time to
+One time limit covers the whole: after the splits are prepared, each candidate gets an
+equal share of what is left (the last share is the final fit's), so settings that finish early leave their time to
 the others.  A candidate whose folds did not all finish is listed with the reason and
-takes no part in the choice.  `Tuning.cancel()` (any thread) stops the current fold.
+takes no part in the choice.  `Tuner.cancel()` (any thread) stops the current fold.
 """
 
 from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from engine.data import blocks
 from engine.data.csv_reader import RawTable
 from engine.data.dataset import PrepOptions
 from engine.errors import DataError, Interrupted, ParameterError
-from engine.evaluation import CrossValidation, Evaluation, Plan
+from engine.evaluation import CrossValidation, Plan
 from engine.featurize import prepare
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
@@ -42,9 +46,6 @@ from engine.training import train
 
 DEPTHS = (1, 2, 3, 4, 5, 6)
 MIN_LEAVES = (1, 5, 20)
-# Seconds a candidate gets at least (when that much is left): a fold's preparation
-# must fit, even when many candidates share a short time limit.
-MIN_SHARE = 2.0
 # Each algorithm's parameter for the least weight in a leaf, under the one name
 # `min_leaf` here (DL8.5 calls it a support, as its paper does).
 LEAF_PARAMETERS = ("min_leaf", "min_support")
@@ -233,56 +234,82 @@ class Tuner:
                 clock.finish()
 
     def _run(self, clock: Monitor, on_candidate, refit: bool) -> Tuning:
-        scored = []
-        n = len(self.grid)
-        for i, candidate in enumerate(self.grid):
-            score = Scored(candidate, folds=self.plan.k if self.plan.method == "kfold"
-                           else 1)
-            scored.append(score)
-            left = clock.remaining()
-            # an equal share of what is left (the last share is the final fit's), but
-            # never so little that a fold's preparation cannot fit in it
-            share = None if left is None else \
-                max(left / (n - i + 1), min(MIN_SHARE, left / 2))
-            if self._cancelled or clock.stop_status() == Status.CANCELLED:
-                score.note = "not scored: stopped"
-            elif share is not None and share < 0.05:
-                score.note = "not scored: the time limit ran out"
-            else:
-                self._score(score, share)
-            if on_candidate is not None:
-                on_candidate(score, i, n)
+        # Every split's training rows are prepared once, for the deepest candidate
+        # (a guided binarisation's thresholds for depth d hold those for every
+        # shallower depth), and each candidate is trained on the same features.
+        options = replace(self.options, depth=max(c.depth for c in self.grid))
+        validation = CrossValidation(self.raw, options, self.algorithm, self.params,
+                                     self.plan)
+        copies: list[np.ndarray] = []
+        splits: list = []
+        self._running(clock)
+        try:
+            class_names, splits = validation.prepared_splits(clock, copies)
+            scored = self._score_all(clock, validation, class_names, splits, on_candidate)
+        finally:
+            del splits
+            blocks.release(copies)
         if self._cancelled or clock.stop_status() == Status.CANCELLED:
             raise Interrupted("Tuning was stopped.", Status.CANCELLED.value)
         best, chosen = choose(scored)
-        candidate = self.grid[chosen]
-        params = candidate.params(self.algorithm, self.params)
-        options = replace(self.options, depth=candidate.depth)
+        params = self.grid[chosen].params(self.algorithm, self.params)
         data = result = None
         if refit:
             self._running(clock)
             data = prepare(self.raw, options, progress=clock.checkpoint)
             result = train(data, self.algorithm, params, monitor=clock)
-            self._running(None)
+        self._running(None)
         return Tuning(self.algorithm, self.plan, scored, best, chosen, result, data,
                       options, params)
 
-    def _score(self, score: Scored, limit: float | None) -> None:
-        candidate = score.candidate
-        validation = CrossValidation(
-            self.raw, replace(self.options, depth=candidate.depth), self.algorithm,
-            candidate.params(self.algorithm, self.params), self.plan)
-        self._running(validation)
-        evaluation: Evaluation = validation.run(clock=Monitor(limit))
-        self._running(None)
-        score.accuracies = evaluation.test_accuracies
-        score.leaves = [f.n_leaves for f in evaluation.folds]
-        score.at_limit = sum(f.status == Status.TIME_LIMIT for f in evaluation.folds)
-        if validation.cancelled:
+    def _score_all(self, clock: Monitor, validation: CrossValidation,
+                   class_names: list[str], splits: list, on_candidate) -> list[Scored]:
+        scored = []
+        n = len(self.grid)
+        for i, candidate in enumerate(self.grid):
+            score = Scored(candidate, folds=len(splits))
+            scored.append(score)
+            left = clock.remaining()
+            # an equal share of what is left (the last share is the final fit's)
+            share = None if left is None else left / (n - i + 1)
+            if self._cancelled or clock.stop_status() == Status.CANCELLED:
+                score.note = "not scored: stopped"
+            elif share is not None and share < 0.01:
+                score.note = "not scored: the time limit ran out"
+            else:
+                self._score(score, validation, class_names, splits, share)
+            if on_candidate is not None:
+                on_candidate(score, i, n)
+        return scored
+
+    def _score(self, score: Scored, validation: CrossValidation, class_names: list[str],
+               splits: list, limit: float | None) -> None:
+        params = score.candidate.params(self.algorithm, self.params)
+        for j, split in enumerate(splits):
+            fold_limit = None if limit is None else limit / (len(splits) - j)
+            start = time.monotonic()
+            monitor = Monitor(fold_limit) if fold_limit is None or fold_limit > 0 else None
+            if monitor is None or self._cancelled:
+                break
+            self._running(monitor)
+            try:
+                fold = validation.trained(split, class_names, params, monitor,
+                                          train_accuracy=False)
+            except Interrupted:
+                break
+            finally:
+                monitor.finish()
+                self._running(None)
+            if limit is not None:
+                limit -= time.monotonic() - start
+            score.accuracies.append(fold.test_accuracy)
+            score.leaves.append(fold.n_leaves)
+            score.at_limit += fold.status == Status.TIME_LIMIT
+        if self._cancelled:
             score.note = "not scored: stopped"
-        elif not evaluation.complete:
-            score.note = (f"not scored: its share of the time limit ({limit:.2g} s) ran "
-                          "out before every fold finished")
+        elif not score.complete:
+            score.note = ("not scored: its share of the time limit ran out before "
+                          "every fold had a tree")
 
 
 def tune(raw: RawTable, options: PrepOptions, algorithm: str,
