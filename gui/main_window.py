@@ -55,6 +55,7 @@ from gui.status_bar import RunFigures
 from gui.tree_analysis import TreeAnalysis
 from gui.tree_editing import TreeEditor
 from gui.tree_tab import TreeTab
+from gui.tune_dialog import open_tune_dialog
 from gui.worker import Worker
 from resources import SAMPLES_DIR
 
@@ -157,6 +158,8 @@ class MainWindow(QMainWindow):
                                      tip="Predict the rows of another CSV with this model")
         self.row_form_action = action("&Test a row…", self.analysis.row_form, None,
                                       "Type one row's values and see its path")
+        self.tune_action = action("T&une depth…", lambda: open_tune_dialog(self), "Ctrl+T",
+                                  "Choose the depth by cross-validation on this table")
         self.undo_action = action("&Undo edit", self.editor.undo, QKeySequence.Undo,
                                   "Undo the last edit of a tree by hand")
         self.redo_action = action("&Redo edit", self.editor.redo, QKeySequence.Redo,
@@ -193,6 +196,7 @@ class MainWindow(QMainWindow):
         run_menu = bar.addMenu("&Run")
         run_menu.addAction(self.run_action)
         run_menu.addAction(self.stop_action)
+        run_menu.addAction(self.tune_action)
         run_menu.addSeparator()
         run_menu.addAction(self.predict_action)
         run_menu.addAction(self.row_form_action)
@@ -319,6 +323,7 @@ class MainWindow(QMainWindow):
         selected = self.current_run
         has_model = selected is not None and is_model(selected.tree) and not running
         self.predict_action.setEnabled(has_model)
+        self.tune_action.setEnabled(self.raw is not None and not busy)
         self.row_form_action.setEnabled(has_model)
         self.undo_action.setEnabled(self.editor.can_undo and not running)
         self.redo_action.setEnabled(self.editor.can_redo and not running)

@@ -1,0 +1,311 @@
+"""Run → Tune depth…: the depth (and least leaf size) chosen by cross-validation.
+
+A thin view over `engine.tuning.Tuner` (the same run as `orchard tune`) on the table
+open in the window with its data settings and the chosen algorithm: the tuning runs
+in a worker with progress and Stop, each candidate appears as it is scored, and the
+curve shows validation accuracy against tree size with ± one standard error, the
+one-standard-error bar and the chosen setting.  "Use this setting" puts the chosen
+depth (and least leaf) in the algorithm panel; Run then trains it on every row, as
+every run is trained, so the run and its views stay the window's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QDialog,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+)
+
+from engine.errors import OrchardError
+from engine.evaluation import Plan
+from engine.solvers import get_solver
+from engine.solvers.monitor import Monitor
+from engine.tuning import MIN_LEAVES, Scored, Tuner, Tuning, candidates, leaf_parameter
+from gui.data_tasks import StageRelay
+from gui.progress_chart import ERROR_COLOUR
+from gui.worker import Worker, error_message
+
+CHOSEN_COLOUR = "#D55E00"
+DEFAULT_SECONDS = 60
+
+
+def run_tuning(tuner: Tuner, clock: Monitor, report) -> Tuning:
+    """The worker's call: every candidate reported as it is scored, no final fit
+    (Run trains the chosen setting)."""
+    try:
+        return tuner.run(lambda score, i, n: report(("candidate", score, i, n)),
+                         clock=clock, refit=False)
+    finally:
+        clock.finish()
+
+
+class TuneDialog(QDialog):
+    """Tune `algorithm` on the window's `raw` table prepared with `options`;
+    `apply(params)` is called with the chosen depth (and least leaf) on request."""
+
+    def __init__(self, raw, options, algorithm: str, params: dict, source: str,
+                 apply: Callable[[dict], None], time_limit: float | None, parent=None):
+        super().__init__(parent)
+        self.raw, self.options, self.algorithm = raw, options, algorithm
+        self.params = {k: v for k, v in params.items() if k != "depth"}
+        self.apply, self.tuning, self._worker = apply, None, None
+        self.scored: list[Scored] = []
+        title = get_solver(algorithm).title
+        self.setWindowTitle(f"Tune depth — {title} on {source}")
+        self.resize(760, 620)
+        layout = QVBoxLayout(self)
+        form = QFormLayout()
+        depths = QHBoxLayout()
+        self.low_spin, self.high_spin = QSpinBox(self), QSpinBox(self)
+        for spin, value in ((self.low_spin, 1), (self.high_spin, 6)):
+            spin.setRange(1, 20)
+            spin.setValue(value)
+            depths.addWidget(spin)
+        depths.insertWidget(1, QLabel("to", self))
+        depths.addStretch(1)
+        form.addRow("Depths from:", depths)
+        self.leaf_edit = QLineEdit(", ".join(f"{m:g}" for m in MIN_LEAVES), self)
+        self.leaf_name = leaf_parameter(algorithm)
+        if self.leaf_name is None:
+            self.leaf_edit.setText("")
+            self.leaf_edit.setEnabled(False)
+            self.leaf_edit.setPlaceholderText(f"{title} has no least leaf size: "
+                                              "only the depth is tuned")
+        form.addRow("Least rows in a leaf:", self.leaf_edit)
+        self.folds_spin = QSpinBox(self)
+        self.folds_spin.setRange(2, 20)
+        self.folds_spin.setValue(5)
+        form.addRow("Inner folds:", self.folds_spin)
+        self.time_spin = QDoubleSpinBox(self)
+        self.time_spin.setRange(1, 24 * 3600)
+        self.time_spin.setDecimals(0)
+        self.time_spin.setSuffix(" s")
+        self.time_spin.setValue(time_limit or DEFAULT_SECONDS)
+        form.addRow("Time for all of it:", self.time_spin)
+        layout.addLayout(form)
+        buttons = QHBoxLayout()
+        self.start_button = QPushButton("Start", self)
+        self.start_button.clicked.connect(self.start)
+        self.stop_button = QPushButton("Stop", self)
+        self.stop_button.clicked.connect(self.stop)
+        self.use_button = QPushButton("Use this setting", self)
+        self.use_button.clicked.connect(self._use)
+        for button in (self.start_button, self.stop_button, self.use_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+        self.progress = QProgressBar(self)
+        self.progress.setRange(0, 1000)
+        layout.addWidget(self.progress)
+        self.status = QLabel("Each depth is cross-validated on the rows with a class; "
+                             "the simplest setting within one standard error of the "
+                             "best is chosen.", self)
+        self.status.setWordWrap(True)
+        self.status.setTextFormat(Qt.PlainText)
+        layout.addWidget(self.status)
+        self.plot = pg.PlotWidget(self)
+        item = self.plot.getPlotItem()
+        item.setLabel("bottom", "leaves (mean over folds)")
+        item.setLabel("left", "validation accuracy (%)")
+        item.showGrid(x=True, y=True, alpha=0.15)
+        item.hideButtons()
+        layout.addWidget(self.plot, 3)
+        self.table = QTableWidget(0, 4, self)
+        self.table.setHorizontalHeaderLabels(["setting", "validation accuracy", "leaves",
+                                              "note"])
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QTableWidget.NoEditTriggers)
+        layout.addWidget(self.table, 2)
+        self._set_busy(False)
+
+    # ------------------------------------------------------------ running
+    def start(self) -> None:
+        try:
+            grid = candidates(self.algorithm,
+                              range(self.low_spin.value(), self.high_spin.value() + 1),
+                              self._leaves())
+            tuner = Tuner(self.raw, self.options, self.algorithm, grid, self.params,
+                          Plan("kfold", self.folds_spin.value()),
+                          self.time_spin.value())
+        except (OrchardError, ValueError) as error:
+            self.status.setText(error_message(error))
+            return
+        clock = Monitor(self.time_spin.value())
+        worker = Worker(run_tuning, tuner, clock, report_arg="report",
+                        on_cancel=tuner.cancel, name="orchard-tune")
+        clock.on_progress = StageRelay(worker.report)
+        worker.partial.connect(self._progress)
+        worker.finished.connect(self._finished)
+        worker.errored.connect(self._failed)
+        worker.cancelled.connect(self._stopped)
+        self._worker, self.tuning, self.scored, self._n = worker, None, [], len(grid)
+        self.table.setRowCount(0)
+        self._draw()
+        self.status.setText(f"Preparing the {self.folds_spin.value()} splits…")
+        self._set_busy(True)
+        worker.start()
+
+    def _leaves(self) -> list[float] | None:
+        if self.leaf_name is None:
+            return None
+        text = self.leaf_edit.text().replace(";", ",")
+        try:
+            return [float(part) for part in text.split(",") if part.strip()] or None
+        except ValueError:
+            raise OrchardError("Least rows in a leaf takes numbers like 1, 5, 20.") \
+                from None
+
+    def stop(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+
+    def _progress(self, payload) -> None:
+        if self.sender() is not self._worker:
+            return
+        if payload[0] == "stage":
+            self.status.setText(str(payload[1]))
+            self.progress.setValue(round(1000 * payload[2] / (self._n + 1)))
+            return
+        _, score, i, n = payload
+        self.scored.append(score)
+        self.progress.setValue(round(1000 * (i + 2) / (n + 1)))
+        self.status.setText(f"{i + 1} of {n}: {score.candidate.label()} "
+                            + (f"— {100 * score.mean:.1f}%" if score.complete else
+                               f"— {score.note}"))
+        self._add_row(score)
+        self._draw()
+
+    def _finished(self, tuning: Tuning) -> None:
+        if self.sender() is not self._worker:
+            return
+        self._worker, self.tuning = None, tuning
+        self._set_busy(False)
+        chosen, best = tuning.scored[tuning.chosen], tuning.scored[tuning.best]
+        self.status.setText(
+            f"Chosen: {chosen.candidate.label()} — {100 * chosen.mean:.1f}% ± "
+            f"{100 * chosen.standard_error:.1f} with {chosen.mean_leaves:.1f} leaves, "
+            f"within one standard error of the best ({best.candidate.label()}, "
+            f"{100 * best.mean:.1f}%). Use this setting, then Run to train it on "
+            "every row.")
+        for row in range(self.table.rowCount()):
+            font = self.table.item(row, 0).font()
+            font.setBold(row == tuning.chosen)
+            for column in range(4):
+                self.table.item(row, column).setFont(font)
+        self._draw()
+
+    def _stopped(self) -> None:
+        if self.sender() is self._worker:
+            self._ended("Tuning was stopped.")
+
+    def _failed(self, message: str) -> None:
+        if self.sender() is self._worker:
+            self._ended(message)
+
+    def _ended(self, message: str) -> None:
+        self._worker = None
+        self._set_busy(False)
+        self.status.setText(f"{message} Nothing is chosen.")
+
+    def _set_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+        self.start_button.setEnabled(not busy)
+        self.stop_button.setEnabled(busy)
+        self.use_button.setEnabled(not busy and self.tuning is not None)
+        for editor in (self.low_spin, self.high_spin, self.folds_spin, self.time_spin):
+            editor.setEnabled(not busy)
+        self.leaf_edit.setEnabled(not busy and self.leaf_name is not None)
+
+    def _use(self) -> None:
+        if self.tuning is not None:
+            self.apply(dict(self.tuning.params))
+            self.accept()
+
+    # ------------------------------------------------------------ showing
+    def _add_row(self, score: Scored) -> None:
+        row = self.table.rowCount()
+        self.table.insertRow(row)
+        cells = [score.candidate.label(),
+                 f"{100 * score.mean:.1f}% ± {100 * score.standard_error:.1f}"
+                 if score.complete else "—",
+                 f"{score.mean_leaves:.1f}" if score.complete else "—",
+                 score.note or (f"{score.at_limit} of {score.folds} folds stopped by "
+                                "the time limit" if score.at_limit else "")]
+        for column, text in enumerate(cells):
+            self.table.setItem(row, column, QTableWidgetItem(text))
+        self.table.resizeColumnsToContents()
+
+    def _draw(self) -> None:
+        """Accuracy against leaves, ± one standard error; the chosen setting and the
+        one-standard-error bar once the tuning has ended."""
+        item = self.plot.getPlotItem()
+        item.clear()
+        done = [s for s in self.scored if s.complete]
+        if not done:
+            return
+        x = [s.mean_leaves for s in done]
+        y = [100 * s.mean for s in done]
+        se = [100 * s.standard_error for s in done]
+        item.addItem(pg.ErrorBarItem(x=np.array(x), y=np.array(y),
+                                     height=2 * np.array(se), beam=0.3,
+                                     pen=pg.mkPen(ERROR_COLOUR)))
+        item.plot(x, y, pen=None, symbol="o", symbolBrush=ERROR_COLOUR, symbolSize=7)
+        for s, xi, yi in zip(done, x, y):
+            label = pg.TextItem(s.candidate.label().replace("depth ", "d")
+                                .replace(", min leaf ", "/"), color="#3d444d",
+                                anchor=(0, 1))
+            label.setPos(xi, yi)
+            item.addItem(label)
+        if self.tuning is not None:
+            best = self.tuning.scored[self.tuning.best]
+            bar = 100 * (best.mean - best.standard_error)
+            item.addItem(pg.InfiniteLine(bar, angle=0, pen=pg.mkPen(
+                CHOSEN_COLOUR, style=Qt.DashLine), label="one standard error below the "
+                "best", labelOpts={"position": 0.85, "color": CHOSEN_COLOUR}))
+            chosen = self.tuning.scored[self.tuning.chosen]
+            item.plot([chosen.mean_leaves], [100 * chosen.mean], pen=None, symbol="o",
+                      symbolSize=14, symbolBrush=None,
+                      symbolPen=pg.mkPen(CHOSEN_COLOUR, width=3))
+
+    def done(self, result: int) -> None:
+        self.stop()
+        if self._worker is not None:
+            self._worker.wait()
+        super().done(result)
+
+
+def open_tune_dialog(win) -> TuneDialog | None:
+    """Run → Tune depth… for the table open in the window (None without one)."""
+    if win.raw is None or win.running or win.loading:
+        return None
+    draft = win.state.draft
+    source = draft.path.name if draft.path else "this table"
+    panel = win.algo_panel
+
+    def apply(params: dict) -> None:
+        panel.depth_spin.setValue(int(params["depth"]))
+        panel.form.set_values({k: v for k, v in params.items() if k != "depth"})
+        win.set_status(f"Tuning chose {', '.join(f'{k} {v:g}' for k, v in params.items())}"
+                       ": press Run to train it on every row.")
+
+    dialog = TuneDialog(win.raw, win.data.prep_options(), panel.algorithm(),
+                        panel.params(), source, apply, panel.time_limit(), win)
+    dialog.setAttribute(Qt.WA_DeleteOnClose)
+    dialog.show()
+    return dialog

@@ -1,0 +1,57 @@
+"""Run → Tune depth…: the window's view of `engine.tuning` on the open table."""
+
+from test_gui_support import LOANS, isolated_settings, open_window, run_and_wait  # noqa: F401
+
+from engine.data.dataset import PrepOptions
+from engine.evaluation import Plan
+from engine.tuning import Tuner, candidates
+from gui.tune_dialog import open_tune_dialog
+
+
+def test_tuning_in_the_window_scores_the_cli_s_candidates_and_sets_the_choice(qtbot):
+    win = open_window(qtbot, LOANS, algorithm="greedy")
+    assert win.tune_action.isEnabled()
+    dialog = open_tune_dialog(win)   # the window's child, closed by "Use this setting"
+    dialog.low_spin.setValue(1)
+    dialog.high_spin.setValue(3)
+    dialog.leaf_edit.setText("1, 20")
+    dialog.folds_spin.setValue(3)
+    dialog.start()
+    qtbot.waitUntil(lambda: dialog._worker is None, timeout=60_000)
+    tuning = dialog.tuning
+    assert tuning is not None and dialog.table.rowCount() == 6
+    # the same scores as the engine's run on the same table and settings
+    same = Tuner(win.raw, win.data.prep_options(), "greedy",
+                 candidates("greedy", [1, 2, 3], [1, 20]), plan=Plan("kfold", 3)).run(
+        refit=False)
+    assert [s.accuracies for s in same.scored] == [s.accuracies for s in tuning.scored]
+    assert "Chosen:" in dialog.status.text() and dialog.use_button.isEnabled()
+    chosen = tuning.params
+    dialog.use_button.click()
+    assert win.algo_panel.depth_spin.value() == chosen["depth"]
+    assert float(win.algo_panel.params()["min_leaf"]) == chosen["min_leaf"]
+    record = run_and_wait(qtbot, win)
+    assert record.tree.depth <= chosen["depth"]
+
+
+def test_a_stopped_tuning_chooses_nothing_and_says_so(qtbot):
+    win = open_window(qtbot, LOANS, algorithm="blossom")
+    dialog = open_tune_dialog(win)
+    qtbot.addWidget(dialog)
+    assert not dialog.leaf_edit.isEnabled()      # Blossom tunes the depth alone
+    dialog.high_spin.setValue(6)
+    dialog.start()
+    qtbot.waitUntil(lambda: dialog.table.rowCount() >= 1, timeout=60_000)
+    dialog.stop()
+    qtbot.waitUntil(lambda: dialog._worker is None, timeout=30_000)
+    assert dialog.tuning is None and not dialog.use_button.isEnabled()
+    assert "stopped" in dialog.status.text() and "Nothing is chosen" in dialog.status.text()
+
+
+def test_tuning_uses_the_data_settings_of_the_window(qtbot):
+    win = open_window(qtbot, LOANS, algorithm="greedy")
+    dialog = open_tune_dialog(win)
+    qtbot.addWidget(dialog)
+    assert isinstance(dialog.options, PrepOptions)
+    assert dialog.options.target == win.data.prep_options().target
+    assert dialog.algorithm == "greedy" and "loans.csv" in dialog.windowTitle()
