@@ -89,7 +89,7 @@ def candidates(algorithm: str, depths: Sequence[int] = DEPTHS,
     if name is None:
         if min_leaves is not None and any(float(m) != 1 for m in min_leaves):
             raise ParameterError(f"'{algorithm}' has no minimum leaf size to tune: "
-                                 "leave it out, or tune greedy or dl85.")
+                                 "leave it out, or tune auto, greedy or dl85.")
         return [Candidate(d) for d in depths]
     leaves = sorted({float(m) for m in (MIN_LEAVES if min_leaves is None else min_leaves)})
     if not leaves:

@@ -17,6 +17,12 @@ is, and a ConTree run that does not finish still returns at least the greedy tre
 (warm start).  Otherwise, and always beyond depth 3 or when every feature is already
 0/1, it runs Blossom, on the greedy tree's thresholds plus quantiles when the features
 are continuous, so the tree is never worse than greedy's either.
+
+With a least leaf size (`min_leaf` > 1) it runs DL8.5 with that `min_support`, the one
+exact search here that takes the constraint (ConTree's and Blossom's similarity bounds
+assume that moving rows between two leaves changes the error by at most their weight,
+which a least leaf size breaks), on the same binary route; the greedy tree it starts
+from is grown with the same least leaf, so it is still never worse than greedy's.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import numpy as np
 from engine.data.dataset import Dataset, counted
 from engine.data.features import format_number
 from engine.featurize import binarized
-from engine.solvers.protocol import DEPTH, Result, Solver
+from engine.solvers.protocol import DEPTH, Param, Result, Solver
 from engine.solvers.registry import get_solver, register
 from engine.solvers.warm_start import warm_started
 
@@ -59,8 +65,14 @@ def seconds_text(seconds: float) -> str:
     return f"about {seconds:.2g} s" if seconds < 100 else f"about {seconds:,.0f} s"
 
 
-def choose(data: Dataset, depth: int, time_limit: float | None) -> tuple[str, str]:
+def choose(data: Dataset, depth: int, time_limit: float | None,
+           min_leaf: int = 1) -> tuple[str, str]:
     """(algorithm, reason in one sentence) for `data` at `depth`."""
+    if min_leaf > 1:
+        return "dl85", (f"with at least {counted(min_leaf, 'row')} in every leaf, DL8.5 "
+                        "searches (ConTree and Blossom take no least leaf size), on the "
+                        "greedy tree's thresholds plus quantiles when the features are "
+                        "numbers (never worse than greedy with the same least leaf)")
     if data.is_binary:
         return "blossom", ("every feature is 0/1, where Blossom finds a first tree at "
                            "once and proves optimality fastest")
@@ -90,9 +102,12 @@ class Auto(Solver):
                "Blossom on the greedy tree's thresholds; says which and why.")
     needs = "any"
     proves_optimality = True
-    params = (DEPTH,)
+    params = (DEPTH,
+              Param("min_leaf", "int", 1,
+                    "Least rows (total weight) in every leaf; above 1 DL8.5 searches, "
+                    "the exact search here that takes this constraint.", 1, None))
     # The solvers it may run: their kernels are its own (`compile_ahead`).
-    delegates = ("blossom", "contree")
+    delegates = ("blossom", "contree", "dl85")
 
     @classmethod
     def kernels(cls) -> tuple:
@@ -100,9 +115,11 @@ class Auto(Solver):
 
     def solve(self, data, params, monitor) -> Result:
         depth = params["depth"]
-        name, reason = choose(data, depth, monitor.time_limit)
+        min_leaf = int(params["min_leaf"])
+        name, reason = choose(data, depth, monitor.time_limit, min_leaf)
         solver = get_solver(name)
-        resolved = solver.resolve({"depth": depth})
+        resolved = solver.resolve({"depth": depth, **({"min_support": min_leaf}
+                                                      if name == "dl85" else {})})
         monitor.checkpoint(f"starting {solver.title}")
         if solver.needs == "binary" and not data.is_binary:
             # The greedy tree on the numbers first: the answer if time runs out while

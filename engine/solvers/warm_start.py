@@ -11,7 +11,8 @@ result is never worse than `orchard fit --algo greedy` either.
 
 The kernels do not use the greedy error as an upper bound for pruning (yet): the
 guarantee comes from this wrapper, for every solver whose `warm_start(params)` says the
-greedy tree is one it could return.
+greedy tree is one it could return.  A solver with a least leaf weight (`min_leaf`,
+DL8.5's `min_support`) gets the greedy tree grown under that same least leaf weight.
 """
 
 from __future__ import annotations
@@ -28,6 +29,13 @@ from engine.solvers.protocol import Result, Solver
 TOLERANCE = 1e-9
 
 
+def least_leaf(params: dict) -> float:
+    """The least leaf weight a solver's trees must have (its `min_leaf` or DL8.5's
+    `min_support`; 1 without one): the greedy tree is grown under the same constraint,
+    so it is a tree the solver could return."""
+    return float(max(params.get("min_leaf", 1), params.get("min_support", 1), 1))
+
+
 def warm_started(solver: Solver, data, params: dict, monitor,
                  reshape: Callable | None = None) -> Result:
     """`solver.solve` with the greedy tree of `params["depth"]` as its first incumbent.
@@ -36,7 +44,8 @@ def warm_started(solver: Solver, data, params: dict, monitor,
     0/1 tests of continuous data, whose thresholds include the greedy tree's, so the
     solver can match it); the greedy tree stays the answer if the run stops while
     reshaping."""
-    reference = Greedy().solve(data, {"depth": params["depth"], "min_leaf": 1.0}, monitor)
+    reference = Greedy().solve(data, {"depth": params["depth"],
+                                      "min_leaf": least_leaf(params)}, monitor)
     monitor.floor = reference.train_error   # the solver's trees must beat it to show
     try:
         searched = data if reshape is None else reshape(data, reference)

@@ -172,8 +172,7 @@ class _DL85Base(Solver):
 
     @classmethod
     def warm_start(cls, params) -> bool:
-        # A minimum leaf support the greedy tree may break would make it infeasible.
-        return int(params["min_support"]) <= 1
+        return True   # grown with min_leaf = min_support (`warm_start.least_leaf`)
 
     def solve(self, data, params, monitor) -> Result:
         depth = params["depth"]
