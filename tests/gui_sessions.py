@@ -23,6 +23,7 @@ from engine.model.tree import Tree
 from engine.prediction import node_rows, row_path
 from gui.main_window import MainWindow
 from gui.models import is_model
+from gui.tune_dialog import open_tune_dialog
 
 WAIT_MS = 60_000
 MIN_WIDTH = 1024
@@ -268,6 +269,28 @@ class WindowSession(RuleBasedStateMachine):
         if name == "broken":
             assert dialog.predictions is None and not dialog.save_button.isEnabled()
         dialog.close()
+
+    @rule(use=st.booleans())
+    def tune_depth(self, use):
+        """Tune on the table open now, whatever came before (other files, targets,
+        runs): the dialog names that file, and its choice is the depth set."""
+        win = self.win
+        if not self.ready or win.algorithm() == "odd":   # (its MILP takes seconds a fit)
+            return
+        dialog = open_tune_dialog(win)
+        assert win.state.draft.path.name in dialog.windowTitle()
+        dialog.high_spin.setValue(2)
+        dialog.folds_spin.setValue(2)
+        dialog.time_spin.setValue(3)
+        dialog.start()
+        self.qtbot.waitUntil(lambda: dialog._worker is None, timeout=WAIT_MS)
+        tuning = dialog.tuning
+        if tuning is not None and use:
+            dialog.use_button.click()
+            assert win.depth_spin.value() == tuning.params["depth"]
+        else:
+            dialog.close()
+        self.settle()
 
     # ---------------------------------------------------------- invariants
     @invariant()
