@@ -184,6 +184,8 @@ class Tuning:
             if s.complete:
                 text = (f"{100 * s.mean:5.1f}% ± {100 * s.standard_error:.1f}, "
                         f"{s.mean_leaves:.1f} leaves")
+                if s.at_limit:
+                    text += f" ({s.at_limit} of {s.folds} folds stopped by the time limit)"
             else:
                 text = s.note or "not scored"
             lines.append(f"  {s.candidate.label():24s} {text}"
@@ -205,7 +207,7 @@ class Tuner:
         self.plan, self.time_limit = plan, time_limit
         self._lock = threading.Lock()
         self._cancelled = False
-        self._current: CrossValidation | Monitor | None = None
+        self._current: Monitor | None = None   # the fit or stage running now
 
     def cancel(self) -> None:
         with self._lock:
