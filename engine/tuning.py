@@ -62,7 +62,7 @@ class Candidate:
     """One setting tried: a depth and, where the algorithm has one, a least leaf."""
 
     depth: int
-    min_leaf: float | None = None
+    min_leaf: int | float | None = None
 
     def params(self, algorithm: str, base: dict[str, Any]) -> dict[str, Any]:
         params = {**base, "depth": self.depth}
@@ -91,11 +91,13 @@ def candidates(algorithm: str, depths: Sequence[int] = DEPTHS,
             raise ParameterError(f"'{algorithm}' has no minimum leaf size to tune: "
                                  "leave it out, or tune auto, greedy or dl85.")
         return [Candidate(d) for d in depths]
-    leaves = sorted({float(m) for m in (MIN_LEAVES if min_leaves is None else min_leaves)})
+    # whole sizes as integers (DL8.5's support and auto's least leaf take nothing else)
+    leaves = sorted({int(m) if float(m).is_integer() else float(m)
+                     for m in (MIN_LEAVES if min_leaves is None else min_leaves)})
     if not leaves:
         raise ParameterError("Give at least one minimum leaf size to try.")
     for leaf in leaves:
-        solver.resolve({name: int(leaf) if leaf == int(leaf) else leaf})
+        solver.resolve({name: leaf})
     return [Candidate(d, m) for d in depths for m in leaves]
 
 

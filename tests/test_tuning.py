@@ -62,9 +62,12 @@ def test_settings_not_scored_on_every_fold_take_no_part():
 def test_the_grid_holds_least_leaf_sizes_only_where_the_algorithm_has_them():
     greedy = candidates("greedy", [2, 1], [5, 1])
     assert [(c.depth, c.min_leaf) for c in greedy] == [(1, 1), (1, 5), (2, 1), (2, 5)]
-    assert greedy[3].params("greedy", {}) == {"depth": 2, "min_leaf": 5.0}
-    assert candidates("dl85", [3], [10])[0].params("dl85", {}) == \
-        {"depth": 3, "min_support": 10.0}
+    assert greedy[3].params("greedy", {}) == {"depth": 2, "min_leaf": 5}
+    assert candidates("dl85", [3], [10.0])[0].params("dl85", {}) == \
+        {"depth": 3, "min_support": 10}
+    with pytest.raises(ParameterError, match="integer"):
+        candidates("dl85", [3], [2.5])
+    assert candidates("greedy", [1], [2.5])[0].min_leaf == 2.5
     assert [c.min_leaf for c in candidates("blossom", [1, 2])] == [None, None]
     with pytest.raises(ParameterError, match="no minimum leaf size"):
         candidates("blossom", [2], [5])
@@ -126,7 +129,7 @@ def test_orchard_tune_prints_the_candidates_and_writes_the_chosen_model(tmp_path
     summary = json.loads(out)
     tuning = summary["tuning"]
     assert [(c["depth"], c["min_leaf"]) for c in tuning["candidates"]] == \
-        [(d, m) for d in (1, 2, 3) for m in (1.0, 20.0)]
+        [(d, m) for d in (1, 2, 3) for m in (1, 20)]
     chosen = tuning["candidates"][tuning["chosen"]]
     assert summary["max_depth"] == chosen["depth"] == tuning["chosen_params"]["depth"]
     assert json.loads(model.read_text())   # the chosen tree, trained on every row
@@ -135,6 +138,17 @@ def test_orchard_tune_prints_the_candidates_and_writes_the_chosen_model(tmp_path
     assert main(["tune", str(SAMPLES / "loans.csv"), "--algo", "greedy", "--depths",
                  "1-2", "--folds", "3"]) == 0
     assert "<- chosen" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("algorithm", ["auto", "dl85"])
+def test_orchard_tune_trains_least_leaf_sizes_where_they_are_integers(algorithm, capsys):
+    code = main(["tune", str(SAMPLES / "loans.csv"), "--algo", algorithm, "--depths", "2",
+                 "--min-leaf", "1,30", "--folds", "2", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    summary = json.loads(out)
+    assert [c["min_leaf"] for c in summary["tuning"]["candidates"]] == [1, 30]
+    assert all(c["complete"] for c in summary["tuning"]["candidates"])
 
 
 @pytest.mark.parametrize("argv, words", [
