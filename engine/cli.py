@@ -91,8 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--depths", default="1-6",
                       help="depths to try: a range 1-6 or a list 2,3,4 (default 1-6)")
     tune.add_argument("--min-leaf", help="least rows in a leaf to try, e.g. 1,5,20 "
-                      "(default 1,5,20 for greedy, auto, dl85 and cadl85; the others "
-                           "have none)")
+                      "(default 1,5,20 for greedy; auto, dl85 and cadl85 try only "
+                           "the sizes given; the others have none)")
     tune.add_argument("--folds", type=int, default=5, help="inner folds (default 5)")
     tune.add_argument("--seed", type=int, default=0, help="seed of the folds")
     tune.add_argument("--time-limit", type=float, default=DEFAULT_TUNE_SECONDS,

@@ -365,8 +365,8 @@ def tune(X, y, algorithm: str = "auto", depths=DEPTHS, min_leaf=None, cv: int = 
          time_limit: float | None = 60.0, random_state: int = 0,
          binarize: str | None = None, params: dict | None = None,
          sample_weight=None) -> OptimalTreeClassifier:
-    """The depth (and, for greedy, auto, dl85 and cadl85, the least leaf sizes in
-    `min_leaf`) chosen by a `cv`-fold cross-validation on X, y with the
+    """The depth (and the least leaf size among `min_leaf`, for greedy, auto, dl85
+    and cadl85; greedy tries 1, 5 and 20 by default) chosen by a `cv`-fold cross-validation on X, y with the
     one-standard-error rule (see `engine.tuning`), then an `OptimalTreeClassifier` of
     that setting fitted on all of X, y and returned.  Its `tuning_` is a DataFrame of every candidate (mean
     validation accuracy, standard error, mean leaves, `chosen` and `best` marked);

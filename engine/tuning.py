@@ -51,6 +51,14 @@ MIN_LEAVES = (1, 5, 20)
 LEAF_PARAMETERS = ("min_leaf", "min_support")
 
 
+def default_leaves(algorithm: str) -> tuple[int, ...]:
+    """The least leaf sizes tried unless the user names some: `MIN_LEAVES` for greedy,
+    whose fits cost little; none (the depth alone) for the exact searches, which
+    share the time limit with every depth, and on a large table cannot afford three
+    times as many candidates (auto with a least leaf runs DL8.5, slower still)."""
+    return MIN_LEAVES if algorithm == "greedy" else ()
+
+
 def leaf_parameter(algorithm: str) -> str | None:
     """The name of `algorithm`'s least-leaf-weight parameter, if it has one."""
     names = {p.name for p in get_solver(algorithm).params}
@@ -77,8 +85,8 @@ class Candidate:
 
 def candidates(algorithm: str, depths: Sequence[int] = DEPTHS,
                min_leaves: Sequence[float] | None = None) -> list[Candidate]:
-    """Depths × least leaf sizes, cheapest first; `min_leaves` None means the defaults
-    for an algorithm with a least-leaf parameter, and none otherwise."""
+    """Depths × least leaf sizes, cheapest first.  `min_leaves` None means
+    `default_leaves(algorithm)`."""
     solver = get_solver(algorithm)
     depths = sorted({int(d) for d in depths})
     if not depths:
@@ -86,16 +94,15 @@ def candidates(algorithm: str, depths: Sequence[int] = DEPTHS,
     for depth in depths:
         solver.resolve({"depth": depth})   # out of range: one sentence
     name = leaf_parameter(algorithm)
-    if name is None:
+    min_leaves = default_leaves(algorithm) if min_leaves is None else min_leaves
+    if name is None or not min_leaves:
         if min_leaves is not None and any(float(m) != 1 for m in min_leaves):
             raise ParameterError(f"'{algorithm}' has no minimum leaf size to tune: "
                                  "leave it out, or tune auto, greedy or dl85.")
         return [Candidate(d) for d in depths]
     # whole sizes as integers (DL8.5's support and auto's least leaf take nothing else)
     leaves = sorted({int(m) if float(m).is_integer() else float(m)
-                     for m in (MIN_LEAVES if min_leaves is None else min_leaves)})
-    if not leaves:
-        raise ParameterError("Give at least one minimum leaf size to try.")
+                     for m in min_leaves})
     for leaf in leaves:
         solver.resolve({name: leaf})
     return [Candidate(d, m) for d in depths for m in leaves]

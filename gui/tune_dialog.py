@@ -35,7 +35,14 @@ from engine.errors import OrchardError
 from engine.evaluation import Plan
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
-from engine.tuning import MIN_LEAVES, Scored, Tuner, Tuning, candidates, leaf_parameter
+from engine.tuning import (
+    Scored,
+    Tuner,
+    Tuning,
+    candidates,
+    default_leaves,
+    leaf_parameter,
+)
 from gui.data_tasks import StageRelay
 from gui.progress_chart import ERROR_COLOUR
 from gui.worker import Worker, error_message
@@ -79,8 +86,11 @@ class TuneDialog(QDialog):
         depths.insertWidget(1, QLabel("to", self))
         depths.addStretch(1)
         form.addRow("Depths from:", depths)
-        self.leaf_edit = QLineEdit(", ".join(f"{m:g}" for m in MIN_LEAVES), self)
+        self.leaf_edit = QLineEdit(", ".join(map(str, default_leaves(algorithm))), self)
         self.leaf_name = leaf_parameter(algorithm)
+        if self.leaf_name is not None and not self.leaf_edit.text():
+            self.leaf_edit.setPlaceholderText("1 (or sizes to try, e.g. 1, 5, 20: each "
+                                              "multiplies the candidates)")
         if self.leaf_name is None:
             self.leaf_edit.setText("")
             self.leaf_edit.setEnabled(False)

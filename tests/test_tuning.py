@@ -69,6 +69,8 @@ def test_the_grid_holds_least_leaf_sizes_only_where_the_algorithm_has_them():
         candidates("dl85", [3], [2.5])
     assert candidates("greedy", [1], [2.5])[0].min_leaf == 2.5
     assert [c.min_leaf for c in candidates("blossom", [1, 2])] == [None, None]
+    assert [c.min_leaf for c in candidates("auto", [1, 2])] == [None, None]   # unless asked
+    assert [c.min_leaf for c in candidates("auto", [2], [1, 5])] == [1, 5]
     with pytest.raises(ParameterError, match="no minimum leaf size"):
         candidates("blossom", [2], [5])
     with pytest.raises(ParameterError, match="depth"):
