@@ -16,17 +16,17 @@ the tree literature does (Breiman et al.'s one-standard-error rule):
    whose mean lies within one standard error of that best;
 3. the chosen setting is trained on all rows.
 
-One time limit covers the whole: after the splits are prepared, each candidate gets an
-equal share of what is left (the last share is the final fit's), so settings that finish early leave their time to
-the others.  A candidate whose folds did not all finish is listed with the reason and
-takes no part in the choice.  `Tuner.cancel()` (any thread) stops the current fold.
+One time limit covers the whole: after the splits are prepared, an equal part of
+what is left is kept for the final fit and each candidate gets an equal share of the
+rest, so settings that finish early leave their time to the others.  A candidate
+whose folds did not all finish is listed with the reason and takes no part in the
+choice.  `Tuner.cancel()` (any thread) stops the current fold.
 """
 
 from __future__ import annotations
 
 import math
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -256,7 +256,18 @@ class Tuner:
         self._running(clock)
         try:
             class_names, splits = validation.prepared_splits(clock, copies)
-            scored = self._score_all(clock, validation, class_names, splits, on_candidate)
+            # the candidates share all but an equal part of what is left: that part is
+            # kept for the final fit, however the candidates' fits overrun
+            left = clock.remaining()
+            n = len(self.grid)
+            scoring = Monitor(None if left is None else max(left * n / (n + 1), 1e-3))
+            if self._cancelled:
+                scoring.cancel()
+            try:
+                scored = self._score_all(scoring, validation, class_names, splits,
+                                         on_candidate)
+            finally:
+                scoring.finish()
         finally:
             del splits
             blocks.release(copies)
@@ -281,27 +292,29 @@ class Tuner:
             score = Scored(candidate, folds=len(splits))
             scored.append(score)
             left = clock.remaining()
-            # an equal share of what is left (the last share is the final fit's)
-            share = None if left is None else left / (n - i + 1)
-            if self._cancelled or clock.stop_status() == Status.CANCELLED:
+            share = None if left is None else left / (n - i)   # an equal share
+            if self._cancelled:
                 score.note = "not scored: stopped"
             elif share is not None and share < 0.01:
                 score.note = "not scored: the time limit ran out"
             else:
-                self._score(score, validation, class_names, splits, share)
+                self._score(score, validation, class_names, splits, clock, share)
             if on_candidate is not None:
                 on_candidate(score, i, n)
         return scored
 
     def _score(self, score: Scored, validation: CrossValidation, class_names: list[str],
-               splits: list, limit: float | None) -> None:
+               splits: list, clock: Monitor, share: float | None) -> None:
+        """Every fold of one candidate, each with an equal part of its share: a fold
+        that overruns its part (a stage no stop interrupts) takes from the candidates
+        after it, never from this one's other folds; only the run's own deadline
+        leaves a candidate unscored."""
         params = score.candidate.params(self.algorithm, self.params)
-        for j, split in enumerate(splits):
-            fold_limit = None if limit is None else limit / (len(splits) - j)
-            start = time.monotonic()
-            monitor = Monitor(fold_limit) if fold_limit is None or fold_limit > 0 else None
-            if monitor is None or self._cancelled:
+        fold_limit = None if share is None else share / len(splits)
+        for split in splits:
+            if self._cancelled or clock.should_stop():
                 break
+            monitor = Monitor(fold_limit)
             self._running(monitor)
             try:
                 fold = validation.trained(split, class_names, params, monitor,
@@ -311,16 +324,14 @@ class Tuner:
             finally:
                 monitor.finish()
                 self._running(None)
-            if limit is not None:
-                limit -= time.monotonic() - start
             score.accuracies.append(fold.test_accuracy)
             score.leaves.append(fold.n_leaves)
             score.at_limit += fold.status == Status.TIME_LIMIT
         if self._cancelled:
             score.note = "not scored: stopped"
         elif not score.complete:
-            score.note = ("not scored: its share of the time limit ran out before "
-                          "every fold had a tree")
+            score.note = ("not scored: the time limit ran out before every fold had a "
+                          "tree")
 
 
 def tune(raw: RawTable, options: PrepOptions, algorithm: str,

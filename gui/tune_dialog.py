@@ -218,6 +218,7 @@ class TuneDialog(QDialog):
             font.setBold(row == tuning.chosen)
             for column in range(4):
                 self.table.item(row, column).setFont(font)
+        self.table.resizeColumnsToContents()   # (bold is wider)
         self._draw()
 
     def _stopped(self) -> None:
