@@ -30,17 +30,21 @@ stopped.  Each (table, method) result is appended to `--out` as one JSON line as
 as it is ready (per-fold numbers and chosen settings included), so a partial run is
 not lost.  At the end: a markdown table, and a summary (each method's mean accuracy and
 leaves over the tables; each Orchard method against cart-tuned: on how many tables its
-accuracy is at least cart-tuned's, and its mean leaves next to cart-tuned's).
+accuracy is at least cart-tuned's, and its mean leaves next to cart-tuned's);
+`--summary` prints the same from what `--out` holds (a partial or earlier run).
 
 Tables: scikit-learn's bundled iris, wine and breast_cancer, and from
 shared/datasets (read in place, class in the first column) the ConTree sets bank,
 raisin, rice, segment and wilt (numeric) and the CP4IM sets vote and heart-cleveland
-(0/1).  Accuracy does not depend on the machine's load; times do.
+(0/1).  Times depend on the machine's load, and so can an Orchard accuracy where the
+time limit stopped a search (`final fit at limit`; the JSON also counts the inner folds
+it stopped).
 
     .venv/bin/python benchmarks/generalisation.py [--tables iris,wine] [--methods
         cart-d3,cart-d4,cart-tuned,orchard-greedy,orchard-blossom,orchard-contree,
         orchard-auto] [--time-limit 30] [--depths 1-6] [--folds 5] [--seed 0]
         [--out /tmp/orchard-generalisation/results.jsonl]
+    .venv/bin/python benchmarks/generalisation.py --summary [--out FILE]
 """
 
 from __future__ import annotations
