@@ -279,9 +279,9 @@ class WindowSession(RuleBasedStateMachine):
             return
         dialog = open_tune_dialog(win)
         assert win.state.draft.path.name in dialog.windowTitle()
-        dialog.high_spin.setValue(2)
+        dialog.high_spin.setValue(1)   # (one depth, two folds: the suite's time is bounded)
         dialog.folds_spin.setValue(2)
-        dialog.time_spin.setValue(3)
+        dialog.time_spin.setValue(2)
         dialog.start()
         self.qtbot.waitUntil(lambda: dialog._worker is None, timeout=WAIT_MS)
         tuning = dialog.tuning
