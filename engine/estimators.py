@@ -390,8 +390,11 @@ def tune(X, y, algorithm: str = "auto", depths=DEPTHS, min_leaf=None, cv: int = 
         options = PrepOptions(target=TARGET,
                               binarize=binarize or default_binarization(algorithm))
         start = Monitor(time_limit)
-        tuning = Tuner(raw, options, algorithm, grid, params, Plan("kfold", cv,
-                       seed=random_state), time_limit).run(clock=start, refit=False)
+        try:
+            tuning = Tuner(raw, options, algorithm, grid, params, Plan("kfold", cv,
+                           seed=random_state), time_limit).run(clock=start, refit=False)
+        finally:
+            start.finish()   # (its deadline still tells the final fit what is left)
     except OrchardError as error:
         raise ValueError(str(error)) from error
     chosen = grid[tuning.chosen]
