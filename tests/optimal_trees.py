@@ -110,17 +110,18 @@ def leaf_error(y, w, rows, n_classes):
     return weights.sum() - weights.max()
 
 
-def exhaustive(X, y, w, n_classes, depth, min_support=0.0):
+def exhaustive(X, y, w, n_classes, depth, min_support=0.0, leaf_penalty=0.0):
     """Least error of any tree of depth <= `depth` whose tests are `x_f <= t`, t any
     mid-point between consecutive distinct values of the rows at the node, and whose
     both sides weigh at least `min_support`: a leaf, or for every feature and threshold
-    the best subtrees of both sides; memoised on the set of rows."""
+    the best subtrees of both sides; memoised on the set of rows.  With `leaf_penalty`
+    each leaf costs that much more (the least error + leaf_penalty x leaves)."""
     memo = {}
 
     def best(rows, d):
         key = (rows.tobytes(), d)
         if key not in memo:
-            value = leaf_error(y, w, rows, n_classes)
+            value = leaf_error(y, w, rows, n_classes) + leaf_penalty
             if d > 0:
                 for f in range(X.shape[1]):
                     for t in thresholds(X[rows, f]):
@@ -144,11 +145,12 @@ def all_trees(X, depth):
                      for a in smaller for b in smaller]
 
 
-def enumerated(X, y, w, n_classes, depth):
-    """Least error over the explicit list of every tree (small cases only)."""
+def enumerated(X, y, w, n_classes, depth, leaf_penalty=0.0):
+    """Least error (+ leaf_penalty x leaves) over the explicit list of every tree
+    (small cases only)."""
     def error(tree, rows):
         if tree is None:
-            return leaf_error(y, w, rows, n_classes)
+            return leaf_error(y, w, rows, n_classes) + leaf_penalty
         f, t, left, right = tree
         go = X[rows, f] <= t
         return error(left, rows[go]) + error(right, rows[~go])

@@ -82,6 +82,36 @@ class Tree:
     def n_leaves(self) -> int:
         return int((self.feature < 0).sum())
 
+    def pruned(self, leaf_penalty: float) -> Tree:
+        """The pruning of this tree with the least training error + leaf_penalty x
+        leaves (minimal cost-complexity pruning at one penalty, from the class weights
+        every node keeps): how a greedy tree meets a cost per leaf.  A split that does
+        not pay for its extra leaf becomes a leaf (ties too: the smaller tree)."""
+        n = self.n_nodes
+        leaf_cost = self.value.sum(axis=1) - self.value[np.arange(n), self.label] \
+            + leaf_penalty
+        cost, cut = leaf_cost.copy(), self.feature < 0
+        for node in range(n - 1, -1, -1):   # children come after their parents
+            if not cut[node]:
+                split = cost[self.left[node]] + cost[self.right[node]]
+                cut[node] = leaf_cost[node] <= split
+                cost[node] = min(leaf_cost[node], split)
+        kept, stack = [], [0]
+        while stack:   # the nodes still reached, parents first
+            node = stack.pop()
+            kept.append(node)
+            if not cut[node]:
+                stack += [int(self.right[node]), int(self.left[node])]
+        index = np.full(n, -1, dtype=np.int32)
+        index[kept] = np.arange(len(kept), dtype=np.int32)
+        kept = np.array(kept)
+        inner = ~cut[kept]
+        child = lambda side: np.where(inner, index[side[kept]], -1).astype(np.int32)
+        return Tree(np.where(inner, self.feature[kept], -1).astype(np.int32),
+                    np.where(inner, self.threshold[kept], 0.0), child(self.left),
+                    child(self.right), self.value[kept], self.label[kept], self.prep,
+                    self.edits)
+
     def node_depths(self) -> np.ndarray:
         """How many tests lie between the root and each node."""
         depth = np.zeros(self.n_nodes, dtype=np.int64)

@@ -99,17 +99,45 @@ def _number(value: float | None) -> str:
 
 DEPTH = Param("depth", "int", 3, "Maximum depth of the tree (0 = a single leaf).", 0, 20)
 
+# The cost of a leaf as a share of the training weight W: a solver with this parameter
+# minimises error / W + leaf_cost * leaves, i.e. error + leaf_cost * W per leaf (its
+# `leaf_penalty`).  Per leaf or per split is the same choice (leaves = splits + 1), so
+# this is pycontree's `complexity_cost` and pystreed's `cost_complexity`.
+LEAF_COST = Param("leaf_cost", "float", 0.0,
+                  "Cost of each leaf as a share of all rows: the search minimises "
+                  "errors / rows + leaf_cost x leaves, so a split must classify that "
+                  "share of the rows better to be worth it (0.01: 1%); 0: errors alone.",
+                  0.0, 1.0)
+
+
+def leaf_penalty(params: dict[str, Any], total_weight: float) -> float:
+    """The weight one leaf costs (`leaf_cost` x the training weight; 0 without one)."""
+    return float(params.get("leaf_cost", 0.0)) * float(total_weight)
+
 
 @dataclass
 class Result:
+    """A solver's answer.  With a cost per leaf (`leaf_penalty` > 0) the search
+    minimises the `objective`, error + leaf_penalty x leaves: `lower_bound`, the
+    incumbents' values and `optimal` are about that objective, `train_error` stays the
+    tree's misclassified weight."""
+
     tree: Any                      # engine.model.tree.Tree (or a Diagram)
     train_error: float             # total weight of misclassified training rows
-    lower_bound: float             # proven lower bound on the optimal error
+    lower_bound: float             # proven lower bound on the optimal objective
     optimal: bool
     status: Status
     time_s: float
-    incumbents: list[tuple[float, float, float]] = field(default_factory=list)  # (t, error, lb)
+    incumbents: list[tuple[float, float, float]] = field(default_factory=list)  # (t, objective, lb)
     stats: dict = field(default_factory=dict)
+    leaf_penalty: float = 0.0      # weight each leaf costs (0: the objective is the error)
+
+    @property
+    def objective(self) -> float:
+        """What the search minimised: the error plus the leaves' cost."""
+        if not self.leaf_penalty:
+            return self.train_error
+        return self.train_error + self.leaf_penalty * self.tree.n_leaves
 
 
 class Solver(ABC):

@@ -12,7 +12,9 @@ result is never worse than `orchard fit --algo greedy` either.
 The kernels do not use the greedy error as an upper bound for pruning (yet): the
 guarantee comes from this wrapper, for every solver whose `warm_start(params)` says the
 greedy tree is one it could return.  A solver with a least leaf weight (`min_leaf`,
-DL8.5's `min_support`) gets the greedy tree grown under that same least leaf weight.
+DL8.5's `min_support`) gets the greedy tree grown under that same least leaf weight;
+one with a cost per leaf (`leaf_cost`) gets it pruned for that cost, and the two are
+compared on that objective (error + the leaves' cost).
 """
 
 from __future__ import annotations
@@ -45,8 +47,9 @@ def warm_started(solver: Solver, data, params: dict, monitor,
     solver can match it); the greedy tree stays the answer if the run stops while
     reshaping."""
     reference = Greedy().solve(data, {"depth": params["depth"],
-                                      "min_leaf": least_leaf(params)}, monitor)
-    monitor.floor = reference.train_error   # the solver's trees must beat it to show
+                                      "min_leaf": least_leaf(params),
+                                      "leaf_cost": params.get("leaf_cost", 0.0)}, monitor)
+    monitor.floor = reference.objective   # the solver's trees must beat it to show
     try:
         searched = data if reshape is None else reshape(data, reference)
         compile_ahead.wait(monitor, solver.name)   # its kernels, compiled meanwhile
@@ -58,13 +61,13 @@ def warm_started(solver: Solver, data, params: dict, monitor,
                               "kept_warm_start": True})
     slack = TOLERANCE * max(float(data.w.sum()), 1.0)
     stats = {**result.stats, "warm_start_error": reference.train_error}
-    if result.train_error <= reference.train_error + slack:
+    if result.objective <= reference.objective + slack:
         return replace(result, stats=stats)
     if result.optimal:
         raise RuntimeError(
-            f"'{solver.name}' proved an error of {result.train_error:g}, above the greedy "
-            f"tree's {reference.train_error:g} on the same features: this is a bug.")
+            f"'{solver.name}' proved an objective of {result.objective:g}, above the "
+            f"greedy tree's {reference.objective:g} on the same features: this is a bug.")
     return replace(result, tree=reference.tree, train_error=reference.train_error,
-                   lower_bound=min(result.lower_bound, reference.train_error),
+                   lower_bound=min(result.lower_bound, reference.objective),
                    incumbents=list(monitor.incumbents),
                    stats={**stats, "kept_warm_start": True})

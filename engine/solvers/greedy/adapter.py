@@ -11,7 +11,7 @@ import numpy as np
 from engine.model.tree import Tree
 from engine.solvers import kernel_support as ks
 from engine.solvers.greedy.kernel import grow_tree
-from engine.solvers.protocol import DEPTH, Param, Result, Solver
+from engine.solvers.protocol import DEPTH, LEAF_COST, Param, Result, Solver, leaf_penalty
 from engine.solvers.registry import register
 
 
@@ -25,7 +25,8 @@ class Greedy(Solver):
     proves_optimality = False
     params = (DEPTH,
               Param("min_leaf", "float", 1.0,
-                    "Minimum total weight (rows) in each leaf.", 1.0, None))
+                    "Minimum total weight (rows) in each leaf.", 1.0, None),
+              LEAF_COST)
 
     @classmethod
     def kernels(cls) -> tuple:
@@ -45,12 +46,15 @@ class Greedy(Solver):
                                  float(params["min_leaf"]), monitor.control, no_categories),
             work=work(X, params["depth"]))
         tree = Tree.from_arrays(feature, threshold, left, right, value, data.prep)
-        error = tree.error(data.X, data.y, data.w)
-        monitor.publish(tree, error, 0.0)
-        return Result(tree, error, 0.0, False,
-                      monitor.final_status(False, heuristic_done=not stopped),
-                      monitor.elapsed(), list(monitor.incumbents),
-                      {"nodes": tree.n_nodes})
+        penalty = leaf_penalty(params, w.sum())
+        if penalty:   # grown as CART grows, then pruned for the cost of its leaves
+            tree = tree.pruned(penalty)
+        result = Result(tree, tree.error(data.X, data.y, data.w), 0.0, False,
+                        monitor.final_status(False, heuristic_done=not stopped),
+                        monitor.elapsed(), [], {"nodes": tree.n_nodes}, penalty)
+        monitor.publish(tree, result.objective, 0.0)
+        result.incumbents = list(monitor.incumbents)
+        return result
 
 
 # A continuous feature costs the kernel about 100 times a 0/1 one per cell (it tries
