@@ -163,9 +163,10 @@ def enumerated(X, y, w, n_classes, depth, leaf_penalty=0.0):
 def stopped_by_time_limit(data, algorithm, params, limit):
     """Run with a time limit the search cannot finish in and check what every anytime
     solver promises: back within 0.2 s of the limit, status time_limit, strictly
-    improving incumbents whose trees (streamed to the live view) have the error they
-    claim, starting with the greedy tree (the warm start), the last one returned.
-    Returns the result for solver-specific checks."""
+    improving incumbents whose trees (streamed to the live view) have the value they
+    claim (the error, plus the leaves' cost with a `leaf_cost`), starting with the
+    greedy tree (the warm start), the last one returned.  Returns the result for
+    solver-specific checks."""
     streamed = []
     monitor = Monitor(limit, on_incumbent=lambda tree, t, e, lb: streamed.append((tree, e, lb)))
     start = time.monotonic()
@@ -174,15 +175,21 @@ def stopped_by_time_limit(data, algorithm, params, limit):
     assert result.status == Status.TIME_LIMIT and not result.optimal
     assert result.tree.depth <= params["depth"]
     assert result.tree.error(data.X, data.y, data.w) == result.train_error
-    assert result.lower_bound <= result.train_error
-    errors = [e for _, e, _ in result.incumbents]
-    assert errors and all(a > b for a, b in itertools.pairwise(errors))
-    assert errors[0] == result.stats["warm_start_error"] >= errors[-1]
-    assert errors[-1] == result.train_error
-    assert streamed and streamed[-1][1] == result.train_error
-    for tree, error, lower_bound in streamed:
-        assert tree.error(data.X, data.y, data.w) == error
-        assert lower_bound <= error
+    assert result.lower_bound <= result.objective
+    penalty = result.leaf_penalty
+
+    def value(tree):
+        return tree.error(data.X, data.y, data.w) + penalty * tree.n_leaves
+
+    values = [e for _, e, _ in result.incumbents]
+    assert values and all(a > b for a, b in itertools.pairwise(values))
+    assert values[-1] == pytest.approx(result.objective, rel=1e-12)
+    if not penalty:
+        assert values[0] == result.stats["warm_start_error"] >= values[-1]
+    assert streamed and streamed[-1][1] == values[-1]
+    for tree, claimed, lower_bound in streamed:
+        assert value(tree) == pytest.approx(claimed, rel=1e-12)
+        assert lower_bound <= claimed
     return result
 
 

@@ -366,8 +366,8 @@ def _contree_task(X, y, w, K, depth, feature, key):
     control = np.zeros(ks.CONTROL_SIZE)
     control[ks.C_DEADLINE] = np.inf
     sink = ks.IncumbentSink(problem.tree_cap(), K)
-    out = contree_search(problem.X, problem.y, problem.w, K, depth, 0.0, problem.eps, IDX,
-                         RK, z[0], z[1], problem.tree_cap(), 1000, 8000, 1.0, feature, 0, 1,
+    out = contree_search(problem.X, problem.y, problem.w, K, depth, 0.0, problem.eps,
+                         problem.penalty, IDX, RK, z[0], z[1], problem.tree_cap(), 1000, 8000, 1.0, feature, 0, 1,
                          order, np.array([key]), 0.0, -np.inf, control, *sink.buffers())
     return int(out[0][0]), float(out[1][0]), float(out[5])
 

@@ -11,6 +11,12 @@ Thresholds are mid-points between consecutive distinct values of the rows at eac
 node, so the tree sends every training row where the search did, and the reported
 `train_error` (the returned tree's error on `data`) equals the search's value.
 
+`leaf_cost` adds a cost per leaf (`protocol.LEAF_COST`, P weight each): the kernel
+minimises the error + P x leaves with the same rules, because they hold for it too --
+moving rows between the two sides of a split changes a subtree's cost by at most
+their weight (its leaves stay as many), a side's optimum only grows with its rows,
+and every tree costs P at least (the bound below which nothing is searched).
+
 `max_gap` trades optimality for time: a node may prune splits that could improve it
 by less than its share of the gap (half for the node, a quarter for each child, as in
 the paper).  With max_gap = 0 a finished search is a proof of optimality; with a gap
@@ -53,7 +59,15 @@ from engine.solvers.contree.kernel import (
     contree_search,
     root_order,
 )
-from engine.solvers.protocol import DEPTH, Param, Result, Solver, Status
+from engine.solvers.protocol import (
+    DEPTH,
+    LEAF_COST,
+    Param,
+    Result,
+    Solver,
+    Status,
+    leaf_penalty,
+)
 from engine.solvers.registry import register
 from engine.solvers.threads import THREADS, resolve
 
@@ -87,7 +101,7 @@ def _unavoidable_error(X: np.ndarray, y: np.ndarray, w: np.ndarray, K: int) -> f
 class Problem:
     """The kernel's input derived from a Dataset."""
 
-    def __init__(self, data, depth: int, progress):
+    def __init__(self, data, depth: int, progress, leaf_cost: float = 0.0):
         X = ks.kernel_array(data.X, np.float64, progress)
         w = np.asarray(data.w, dtype=np.float64)
         if (w < 0).any() or not np.isfinite(w).all():
@@ -103,7 +117,11 @@ class Problem:
         n, F = self.X.shape
         self.n, self.F, self.depth = n, F, depth
         self.total = float(self.w.sum())
-        integral = bool(np.all(self.w == np.floor(self.w)) and self.total < 2.0 ** 52)
+        self.penalty = leaf_penalty({"leaf_cost": leaf_cost}, self.total)
+        # sums are exact with integral weights and no cost per leaf (sums of a
+        # fraction of the weight taken in different orders are not)
+        integral = bool(np.all(self.w == np.floor(self.w)) and self.total < 2.0 ** 52
+                        and self.penalty == 0)
         self.eps = 0.0 if integral else 1e-9 * max(self.total, 1.0)
         self.slots = depth - min(depth, 2) + 1
         # sorted lists, per-level branch state, row codes and keys; the tree buffers are
@@ -153,6 +171,7 @@ class ConTree(Solver):
               Param("memory_mb", "int", 2048,
                     "Memory for the search and its cache of solved subproblems (MB); "
                     "a full cache is emptied and the search goes on.", 1, 1 << 20),
+              LEAF_COST,
               THREADS)
 
     @classmethod
@@ -165,8 +184,9 @@ class ConTree(Solver):
 
     def solve(self, data, params, monitor) -> Result:
         depth = params["depth"]
-        problem = Problem(data, depth, monitor.checkpoint)
+        problem = Problem(data, depth, monitor.checkpoint, params["leaf_cost"])
         K = problem.n_classes
+        penalty = problem.penalty
         G = problem.gap(params["max_gap"])
         cap = problem.tree_cap()
         budget = int(params["memory_mb"]) << 20
@@ -179,14 +199,14 @@ class ConTree(Solver):
             # nothing to split: the best leaf is optimal
             tree = self._leaf(data, K)
             error = tree.error(data.X, data.y, data.w)
-            monitor.publish(tree, error, error)
+            monitor.publish(tree, error + penalty, error + penalty)
             stats.update({"kernel_error": error, "gap": problem.gap(params["max_gap"]),
                           "nodes": 1})
-            return Result(tree, error, error, True, Status.OPTIMAL, monitor.elapsed(),
-                          list(monitor.incumbents), stats)
+            return Result(tree, error, error + penalty, True, Status.OPTIMAL,
+                          monitor.elapsed(), list(monitor.incumbents), stats, penalty)
         stats["memory_needed_mb"] = round(problem.work_bytes / 2 ** 20, 3)
         if problem.work_bytes > budget:
-            return self._out_of_memory(data, K, monitor, stats)
+            return self._out_of_memory(data, K, monitor, stats, penalty)
         # every thread has its working arrays and its share of the cache in the budget
         threads = min(resolve(params["threads"]), budget // problem.work_bytes)
         threads = threads if depth >= 2 and problem.F > 1 else 1
@@ -211,25 +231,28 @@ class ConTree(Solver):
                 (feature, threshold, left, right, value, error, lower, completed, raw,
                  cache) = ks.run(
                     monitor, contree_search,
-                    (problem.X, problem.y, problem.w, K, depth, G, problem.eps, IDX, RK,
+                    (problem.X, problem.y, problem.w, K, depth, G, problem.eps, penalty,
+                     IDX, RK,
                      z1, z2, cap, entries, pool, PUBLISH_INTERVAL, -1, 0, 1,
                      np.arange(problem.F, dtype=np.int64), np.array([np.inf]), 0.0, -np.inf,
                      monitor.control, *sink.buffers()),
                     sink, make_tree,
                     CELL_COST * ks.search_work(problem.n, problem.F, depth + 1))
         except MemoryError:
-            return self._out_of_memory(data, K, monitor, stats)
+            return self._out_of_memory(data, K, monitor, stats, penalty)
         tree = make_tree(feature, threshold, left, right, value)
         train_error = tree.error(data.X, data.y, data.w)
+        objective = train_error + penalty * tree.n_leaves
         completed = bool(completed)
         optimal = completed and G == 0
         if optimal:
-            lower_bound = train_error
+            lower_bound = objective
         else:
             lower_bound = max(float(lower), 0.0) if completed else 0.0
-            if not completed:
-                lower_bound = _unavoidable_error(problem.X, problem.y, problem.w, K)
-            lower_bound = min(lower_bound, train_error)
+            if not completed:   # (every tree has a leaf)
+                lower_bound = _unavoidable_error(problem.X, problem.y, problem.w,
+                                                 K) + penalty
+            lower_bound = min(lower_bound, objective)
         stats.update({
             "kernel_error": float(error),
             "gap": G,
@@ -250,19 +273,19 @@ class ConTree(Solver):
         })
         status = monitor.final_status(optimal, heuristic_done=completed)
         return Result(tree, train_error, lower_bound, optimal, status, monitor.elapsed(),
-                      list(monitor.incumbents), stats)
+                      list(monitor.incumbents), stats, penalty)
 
-    def _out_of_memory(self, data, K, monitor, stats) -> Result:
+    def _out_of_memory(self, data, K, monitor, stats, penalty) -> Result:
         """Status memory_limit with the best tree so far (a leaf, or the last one the
         kernel published)."""
         tree = monitor.best_tree if monitor.best_tree is not None else self._leaf(data, K)
         error = tree.error(data.X, data.y, data.w)
         monitor.control[ks.C_STOP] = ks.STOP_MEMORY
         if monitor.best_tree is None:
-            monitor.publish(tree, error, 0.0)
+            monitor.publish(tree, error + penalty, 0.0)
         stats["nodes"] = tree.n_nodes
         return Result(tree, error, 0.0, False, Status.MEMORY_LIMIT, monitor.elapsed(),
-                      list(monitor.incumbents), stats)
+                      list(monitor.incumbents), stats, penalty)
 
     @staticmethod
     def _leaf(data, K) -> Tree:

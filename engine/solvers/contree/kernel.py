@@ -110,7 +110,7 @@ W_FORD, W_TBF, W_TBT, W_TBN, W_TMF, W_TMT, W_CODE, W_SCR, W_STATS, W_CTRL = rang
 W_IPAR, W_FPAR, W_SHARED, W_ROOT_ORDER = 22, 23, 24, 25
 # Integer parameters (W_IPAR) and float parameters (W_FPAR).
 IP_LO, IP_K, IP_D, IP_ROOTF, IP_PART, IP_PARTS = 0, 1, 2, 3, 4, 5
-FP_EPS, FP_MARGIN, FP_GOAL = 0, 1, 2
+FP_EPS, FP_MARGIN, FP_GOAL, FP_PENALTY = 0, 1, 2, 3
 # Cache tuple CA: (dict, EV, ELB, EOFF, ELEN, PF, PT, CS); CS fields:
 CS_ENTRIES, CS_POOL, CS_EVICT, CS_PEAK = 0, 1, 2, 3
 # Publishing tuple PB: (state, events, nodes, thresholds, values, of, othr, ol, orr, oval,
@@ -188,13 +188,16 @@ def _right_max(cnt, fq, base, K):
 
 
 @njit(cache=True, nogil=True)
-def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, fq, cnt, control, order):
+def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, P, fq, cnt, control,
+        order):
     """D2Split: the best depth-one trees of both sides of the split of the rows
     IDXs[:, off:off+nL] at position p of feature f1 (the first p rows by f1 go left),
     sweeping the features in `order`.
 
     Returns, per side (left, right): value of its tree, lower bound min(opt, UB)
-    (exact below UB), feature (-1 for a leaf) and threshold.
+    (exact below UB), feature (-1 for a leaf) and threshold.  Values count P per leaf;
+    the sweep compares split errors with a side's target less its two leaves' cost
+    (t0 = min(leaf + P, UB) - 2 P), so its rules are those without a penalty.
 
     For each side the sweep keeps its prefix class weights `cnt`, their total `wc` and
     largest `mxl`, and an upper bound `mxr` on the largest class weight still to come
@@ -227,8 +230,8 @@ def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, fq, cnt, control, 
         m1 = max(m1, fq[K + k])
     v0 = W0 - m0
     v1 = W1 - m1
-    t0 = min(v0, UB)
-    t1 = min(v1, UB)
+    t0 = min(v0 + P, UB) - 2.0 * P
+    t1 = min(v1 + P, UB) - 2.0 * P
     g0 = -1
     g1 = -1
     a0 = 0
@@ -437,7 +440,9 @@ def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, fq, cnt, control, 
         thr0 = _mid(X[a0, g0], X[b0, g0])
     if g1 >= 0:
         thr1 = _mid(X[a1, g1], X[b1, g1])
-    return v0, t0, g0, thr0, v1, t1, g1, thr1
+    v0 += P * (2.0 if g0 >= 0 else 1.0)
+    v1 += P * (2.0 if g1 >= 0 else 1.0)
+    return v0, t0 + 2.0 * P, g0, thr0, v1, t1 + 2.0 * P, g1, thr1
 
 
 @njit(cache=True, nogil=True)
@@ -723,15 +728,17 @@ def _greedy(L, off, nL, W):
     lo = W[W_IPAR][IP_LO]
     K = W[W_IPAR][IP_K]
     eps = W[W_FPAR][FP_EPS]
+    P = W[W_FPAR][FP_PENALTY]
     s = L - lo
     IDXs = IDX[s]
     RKs = RK[s]
     F = IDXs.shape[0]
-    leaf = _leaf_error(IDXs, off, nL, y, w, K, scr[0])
+    wrong = _leaf_error(IDXs, off, nL, y, w, K, scr[0])
+    leaf = wrong + P
     TBN[L] = 1
     TBF[L, 0] = -1
     TBT[L, 0] = 0.0
-    if L <= 1 or leaf <= eps or nL <= 1 or F == 0 or ks.should_stop(control):
+    if L <= 1 or wrong <= eps or nL <= 1 or F == 0 or ks.should_stop(control):
         return leaf
     f, p = _gini_order(IDXs, RKs, off, nL, y, w, K, scr[0], scr[2], scr[3], W[W_FORD][s])
     if f < 0:
@@ -740,7 +747,7 @@ def _greedy(L, off, nL, W):
     thr = _mid(X[IDXs[f, off + p - 1], f], X[IDXs[f, off + p], f])
     if L == 2:
         vL, lbL, fL, tL, vR, lbR, fR, tR = _d2(IDXs, RKs, off, nL, f, p, X, y, w, code, K,
-                                               INF, eps, scr[1], scr[2], control,
+                                               INF, eps, P, scr[1], scr[2], control,
                                                W[W_FORD][s])
         if vL + vR < leaf - eps:
             TBN[L] = _compose_d2(TBF, TBT, L, f, thr, fL, tL, fR, tR)
@@ -807,13 +814,15 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
     lo = W[W_IPAR][IP_LO]
     K = W[W_IPAR][IP_K]
     eps = W[W_FPAR][FP_EPS]
+    P = W[W_FPAR][FP_PENALTY]
     s = L - lo
     IDXs = IDX[s]
     RKs = RK[s]
     F = IDXs.shape[0]
 
     tot = scr[0]
-    leaf = _leaf_error(IDXs, off, nL, y, w, K, tot)
+    wrong = _leaf_error(IDXs, off, nL, y, w, K, tot)
+    leaf = wrong + P
     best = leaf
     if start < leaf:
         best = start  # the caller's tree, already in the level's buffer
@@ -821,7 +830,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
         TBN[L] = 1
         TBF[L, 0] = -1
         TBT[L, 0] = 0.0
-    if L == 0 or leaf <= eps or nL <= 1 or F == 0:
+    if L == 0 or wrong <= eps or nL <= 1 or F == 0:
         return leaf, leaf
     stats[ST_CT_CALLS] += 1
     if L == 1:
@@ -830,7 +839,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
         nat = W[W_FORD][s]
         for g in range(F):
             nat[g] = g
-        res = _d2(IDXs, RKs, off, nL, zero, zero, X, y, w, code, K, INF, eps, scr[1],
+        res = _d2(IDXs, RKs, off, nL, zero, zero, X, y, w, code, K, INF, eps, P, scr[1],
                   scr[2], control, nat)
         if res[6] >= 0:
             TBF[L, 0] = res[6]
@@ -842,7 +851,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
             TBN[L] = 3
         return res[4], res[5]
 
-    floor = 0.0
+    floor = P   # every tree has a leaf
     key = (h1, h2, np.uint64(nL * 64 + L))
     if not root and CA[1].shape[0] > 0:
         e = -1
@@ -978,7 +987,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
             if L == 2:
                 stats[ST_D2_CALLS] += 1
                 vL, lbL, fL, tL, vR, lbR, fR, tR = _d2(
-                    IDXs, RKs, off, nL, f, p, X, y, w, code, K, T, eps, scr[1], scr[2],
+                    IDXs, RKs, off, nL, f, p, X, y, w, code, K, T, eps, P, scr[1], scr[2],
                     control, FORD)
                 if control[ks.C_STOP] != 0.0:
                     return best, 0.0
@@ -1015,7 +1024,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
                 m1 = TBN[L - 1]
                 _copy_tree(TBF, TBT, L - 1, TMF, TMT, L, m1)
                 ub2 = T - (lb1 + gc) + eta
-                comp2 = ub2 > eps
+                comp2 = ub2 > P + eps   # (a tree costs P at least)
                 if comp2:
                     if left_first:
                         v2, lb2 = _ct(L - 1, nl, nr, ub2, gc, child, none, hr1, hr2, W, CA,
@@ -1041,9 +1050,9 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
             # bound, which the node's own guarantee (G = gh + 2 gc) absorbs
             RLs[mid] = lbL + gc
             RRs[mid] = lbR + gc
-            if compL and vL <= eps and mid + 1 > ML and not ties:
+            if compL and vL <= P + eps and mid + 1 > ML and not ties:
                 ML = mid + 1   # (the splits to the left are no better, but may tie)
-            if compR and vR <= eps and mid - 1 < MR:
+            if compR and vR <= P + eps and mid - 1 < MR:
                 MR = mid - 1
             vw = vL + vR
             if vw < best - eps or (ties and vw <= best and mid < bidx):
@@ -1110,11 +1119,12 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
 
 
 @njit(cache=True, nogil=True)
-def contree_search(X, y, w, K, D, G, eps, IDX, RK, z1, z2, tree_cap, cache_entries,
+def contree_search(X, y, w, K, D, G, eps, P, IDX, RK, z1, z2, tree_cap, cache_entries,
                    pool_nodes, interval, root_feature, part, parts, order, shared, margin,
                    goal, control, state, events, nodes, thresholds, values):
     """Optimal tree of depth <= D on X (float64[n, F]), classes y (int64 < K), weights
-    w (float64 > 0), within gap G (absolute weight; 0 = optimal).
+    w (float64 > 0), within gap G (absolute weight; 0 = optimal); with P > 0 the value
+    minimised is the error + P per leaf (every value and bound below counts it).
 
     IDX/RK: int32[S, F, n] with S = D - min(D, 2) + 1 slots; the last one holds each
     feature's rows sorted by value and their dense ranks.  z1, z2: random uint64 per row
@@ -1167,7 +1177,7 @@ def contree_search(X, y, w, K, D, G, eps, IDX, RK, z1, z2, tree_cap, cache_entri
     code = np.zeros(n, dtype=np.int32)
     scr = np.zeros((4, max(2 * K, F, 1) + 1))
     ipar = np.array([lo, K, D, root_feature, part, parts], dtype=np.int64)
-    fpar = np.array([eps, margin, goal])
+    fpar = np.array([eps, margin, goal, P])
     W = (X, y, w, z1, z2, IDX, RK, POS, CW, RL, RR, Q, FORD, TBF, TBT, TBN, TMF, TMT,
          code, scr, stats, control, ipar, fpar, shared, order)
 
@@ -1196,7 +1206,7 @@ def contree_search(X, y, w, K, D, G, eps, IDX, RK, z1, z2, tree_cap, cache_entri
     tot = np.zeros(K)
     for i in range(n):
         tot[y[i]] += w[i]
-    leaf = tot.sum() - tot.max() if n > 0 else 0.0
+    leaf = (tot.sum() - tot.max() if n > 0 else 0.0) + P
     if root_feature < 0:
         _publish(W, PB, D, leaf)
     else:

@@ -58,9 +58,10 @@ def search(problem, G: float, IDX, RK, z1, z2, cap: int, entries: int, pool_node
 
     def search_part(feature, part, of, shared, margin, goal, lists, sink):
         # the trees whose root splits `feature` at a split point of run `part` of `of`
-        return contree_search(X, y, w, K, D, G, problem.eps, *lists, z1, z2, cap, entries,
-                              pool_nodes, interval, feature, part, of, order, shared,
-                              margin, goal, monitor.control, *sink.buffers())
+        return contree_search(X, y, w, K, D, G, problem.eps, problem.penalty, *lists, z1,
+                              z2, cap, entries, pool_nodes, interval, feature, part, of,
+                              order, shared, margin, goal, monitor.control,
+                              *sink.buffers())
 
     def call(task, shared, margin, goal, lists, sink, piece=(0, 1)):
         # piece s of S of part p of P: part p * S + s of P * S (the same split points)
@@ -72,7 +73,7 @@ def search(problem, G: float, IDX, RK, z1, z2, cap: int, entries: int, pool_node
         # the root's sorted lists are read only; the lower levels are written
         return (IDX, RK) if IDX.shape[0] == 1 else (IDX.copy(), RK.copy())
 
-    leaf = _leaf_error(y, w, K)
+    leaf = _leaf_error(y, w, K) + problem.penalty
     first_split = G == 0 and problem.eps == 0.0
     final = root_tasks.OWN if first_split else (
         root_tasks.SEARCH if G == 0 else root_tasks.NONE)
