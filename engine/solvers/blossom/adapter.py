@@ -17,6 +17,15 @@ the search with a proof.
 
 Incumbents stream from the kernel into the Monitor; the reported `train_error` is
 the error of the returned tree on `data` itself.
+
+A cost per leaf (`leaf_cost`, see `protocol.LEAF_COST`): the kernel minimises the
+objective error + penalty x leaves, penalty = leaf_cost x the training weight, passed
+as a float64 (0: the error alone, the same search as without it).  The offset and
+the merged rows stay exact for it (a leaf holds whole groups of identical rows, and
+the leaves do not change), so the kernel's objective plus the offset is the tree's.
+Its lower bound is the unavoidable weight plus one leaf.  Objectives with a penalty
+are not integers even with integer weights, so they are compared with the tolerance
+of fractional weights (`TOLERANCE`; the counts stay exact integers).
 """
 
 from __future__ import annotations
@@ -48,7 +57,7 @@ from engine.solvers.blossom.kernel import (
     ST_SIMILAR,
     blossom_search,
 )
-from engine.solvers.protocol import DEPTH, Param, Result, Solver
+from engine.solvers.protocol import DEPTH, LEAF_COST, Param, Result, Solver, leaf_penalty
 from engine.solvers.registry import register
 from engine.solvers.threads import THREADS, resolve
 
@@ -56,6 +65,9 @@ from engine.solvers.threads import THREADS, resolve
 PUBLISH_INTERVAL = 0.002
 # Bytes the kernel's slot and record pools may take before it stops (memory_limit).
 MEMORY_BUDGET = 2 << 30
+# Relative tolerance (of the training weight) of comparisons between objectives with
+# a cost per leaf, as `binary_rows.exactness` gives fractional weights.
+TOLERANCE = 1e-9
 
 
 class Problem:
@@ -113,6 +125,7 @@ class Blossom(Solver):
                     "Remember solved branches two levels above the leaves, so that one "
                     "reached again by the same tests in another order is not searched "
                     "again (exact)."),
+              LEAF_COST,
               THREADS)
 
     @classmethod
@@ -132,15 +145,22 @@ class Blossom(Solver):
             return Tree.from_arrays(feature, threshold, left, right, value, data.prep)
 
         threads = resolve(params["threads"]) if depth >= 3 and problem.X.shape[1] > 1 else 1
+        penalty = leaf_penalty(params, data.w.sum())
+        eps = problem.eps
+        if penalty and not eps:
+            # objectives are no longer integers: compare them as fractional errors are
+            eps = TOLERANCE * max(float(data.w.sum()), 1.0)
+        # every tree has a leaf: the unavoidable error + penalty bounds the objective
+        global_lb = problem.lower_bound + penalty
         args = (problem.X, problem.Xt, problem.y, problem.w, problem.lbw, K, depth,
-                problem.exact, problem.eps, params["lower_bound"], params["cache"],
+                problem.exact, eps, penalty, params["lower_bound"], params["cache"],
                 problem.Xg, problem.Vg,
-                problem.fmap, problem.offset, problem.lower_bound, PUBLISH_INTERVAL,
+                problem.fmap, problem.offset, global_lb, PUBLISH_INTERVAL,
                 problem.slot_bound(depth), MEMORY_BUDGET // threads)
         if threads > 1:
             (feature, threshold, left, right, value, error, optimal,
              raw) = parallel.search(
-                args, threads, monitor.floor - problem.offset, problem.eps, monitor,
+                args, threads, monitor.floor - problem.offset, eps, monitor,
                 lambda: ks.IncumbentSink(problem.max_nodes(depth), K), make_tree,
                 lambda: cache.empty(depth, params["cache"]))
         else:
@@ -153,9 +173,10 @@ class Blossom(Solver):
                 sink, make_tree, ks.search_work(*problem.X.shape, depth))
         tree = make_tree(feature, threshold, left, right, value)
         train_error = tree.error(data.X, data.y, data.w)
-        kernel_error = float(error) + problem.offset
+        objective = train_error + penalty * tree.n_leaves if penalty else train_error
+        kernel_error = float(error) + problem.offset   # the kernel's objective
         optimal = bool(optimal)
-        lower_bound = train_error if optimal else min(problem.lower_bound, train_error)
+        lower_bound = objective if optimal else min(global_lb, objective)
         stats = dict(problem.stats)
         stats.update({
             "kernel_error": kernel_error,
@@ -181,4 +202,4 @@ class Blossom(Solver):
         })
         status = monitor.final_status(optimal)
         return Result(tree, train_error, lower_bound, optimal, status, monitor.elapsed(),
-                      list(monitor.incumbents), stats)
+                      list(monitor.incumbents), stats, penalty)

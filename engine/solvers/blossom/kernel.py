@@ -316,9 +316,11 @@ def _same_split(acc, F, Xt, rows, a, b, g, h):
 
 
 @njit(cache=True, nogil=True)
-def _last_level_exact2(acc, F):
+def _last_level_exact2(acc, F, eps, pen):
     """_last_level for two classes and exact weights: the least error first (a loop
-    the compiler vectorises), then the first feature reaching it."""
+    the compiler vectorises, in weight units), then the first feature reaching it.
+    A split costs one leaf more: it is kept when least + pen beats the leaf by more
+    than eps (pen = eps = 0: least < leaf)."""
     a0 = acc[0]
     a1 = acc[1]
     t0 = a0[F]
@@ -330,30 +332,33 @@ def _last_level_exact2(acc, F):
         r0 = a0[g]
         r1 = a1[g]
         least = min(least, W - max(r0, r1) - max(t0 - r0, t1 - r1))
-    if least >= leaf:
-        return 1.0 * leaf, -1
+    if least + pen + eps >= leaf:
+        return 1.0 * leaf + pen, -1
     for g in range(F):
         r0 = a0[g]
         r1 = a1[g]
         if W - max(r0, r1) - max(t0 - r0, t1 - r1) == least:
-            return 1.0 * least, g
-    return 1.0 * leaf, -1
+            return 1.0 * least + 2.0 * pen, g
+    return 1.0 * leaf + pen, -1
 
 
 @njit(cache=True, nogil=True)
-def _last_level(acc, F, eps):
-    """Best tree of depth 1 on rows with counts acc: (error, feature or -1 for a leaf).
-    A split is kept only when it beats the leaf by more than eps (ties: lowest index)."""
+def _last_level(acc, F, eps, exact, pen):
+    """Best tree of depth 1 on rows with counts acc: (objective, feature or -1 for a
+    leaf), each leaf costing pen on top of its error.  A split is kept only when it
+    beats the leaf by more than eps (ties: lowest index).  The loops compare errors
+    (weight units): a split of error e costs e + 2 pen, so it must beat leaf - pen."""
     K = acc.shape[0]
-    if K == 2 and eps == 0.0:
-        return _last_level_exact2(acc, F)
+    if K == 2 and exact:
+        return _last_level_exact2(acc, F, eps, pen)
     W = 0.0
     most = 0.0
     for k in range(K):
         t = acc[k, F]
         W += t
         most = max(most, t)
-    best = W - most
+    leaf = W - most
+    best = leaf - pen
     best_g = -1
     if K == 2:
         a0 = acc[0]
@@ -367,7 +372,9 @@ def _last_level(acc, F, eps):
             if err < best - eps:
                 best = err
                 best_g = g
-        return best, best_g
+        if best_g < 0:
+            return leaf + pen, best_g
+        return best + 2.0 * pen, best_g
     for g in range(F):
         mR = 0.0
         mL = 0.0
@@ -380,16 +387,27 @@ def _last_level(acc, F, eps):
         if err < best - eps:
             best = err
             best_g = g
-    return best, best_g
+    if best_g < 0:
+        return leaf + pen, best_g
+    return best + 2.0 * pen, best_g
 
 
 @njit(cache=True, nogil=True)
-def _solve_last(acc, F, lb, eps):
-    """_last_level, skipped when the rows are already as good as they can be."""
+def _solve_last(acc, F, lb, eps, exact, pen):
+    """_last_level, skipped when the leaf is optimal: its error is within pen of the
+    rows' unavoidable error lb (any split costs at least lb + 2 pen)."""
     leaf = _leaf_error(acc, F)
-    if leaf <= lb + eps:
-        return leaf, -1
-    return _last_level(acc, F, eps)
+    if leaf <= lb + pen + eps:
+        return leaf + pen, -1
+    return _last_level(acc, F, eps, exact, pen)
+
+
+@njit(cache=True, nogil=True)
+def _bound(err, lb, pen):
+    """Lower bound of the objective of any subtree on rows whose leaf error is err and
+    unavoidable error lb, each leaf costing pen: min(err + pen, lb + 2 pen), the leaf
+    or a split (two leaves at least); lb itself when pen = 0."""
+    return lb + pen + min(max(err - lb, 0.0), pen)
 
 
 @njit(cache=True, nogil=True)
@@ -468,10 +486,10 @@ def _lighter_side(X, Xt, y, w, lbw, rows, a, b, g, parent, tmp, buf, control):
 
 
 @njit(cache=True, nogil=True)
-def _least_pair2(acc, parent, F):
-    """Least errors of depth 1 (leaf included) on the rows counted in acc and on the
-    rest of the parent's rows, two classes, exact weights: one vectorised pass,
-    without writing the rest's counts."""
+def _least_pair2(acc, parent, F, pen):
+    """Least objectives of depth 1 (leaf included, each leaf costing pen) on the rows
+    counted in acc and on the rest of the parent's rows, two classes, exact weights:
+    one vectorised pass over the errors, without writing the rest's counts."""
     a0 = acc[0]
     a1 = acc[1]
     p0 = parent[0]
@@ -482,8 +500,10 @@ def _least_pair2(acc, parent, F):
     o1 = p1[F] - s1
     Ws = s0 + s1
     Wo = o0 + o1
-    ls = Ws - max(s0, s1)
-    lo = Wo - max(o0, o1)
+    leaf_s = Ws - max(s0, s1)
+    leaf_o = Wo - max(o0, o1)
+    ls = leaf_s
+    lo = leaf_o
     for g in range(F):
         r0 = a0[g]
         r1 = a1[g]
@@ -491,7 +511,9 @@ def _least_pair2(acc, parent, F):
         q0 = p0[g] - r0
         q1 = p1[g] - r1
         lo = min(lo, Wo - max(q0, q1) - max(o0 - q0, o1 - q1))
-    return 1.0 * ls, 1.0 * lo
+    # ls, lo: least split errors (no split errs more than the leaf); pen = 0: ls, lo
+    return (min(1.0 * leaf_s + pen, 1.0 * ls + 2.0 * pen),
+            min(1.0 * leaf_o + pen, 1.0 * lo + 2.0 * pen))
 
 
 @njit(cache=True, nogil=True)
@@ -678,13 +700,16 @@ def _path_key(IS, s, key):
 
 
 @njit(cache=True, nogil=True)
-def _similar_bound(IS, cq, dom, q, acc, floor, key, pkey, hashes, lits, vals, table, eps):
+def _similar_bound(IS, cq, dom, q, acc, floor, key, pkey, hashes, lits, vals, table, eps,
+                   pen):
     """Lower bound of the branch c of depth D-2 being created below slot q (counts acc)
     from the cached exact results of q's children under the features q tried before
     (the similarity bound of MurTree): such a branch c' has the same depth left and
     opt(c) >= opt(c') - weight(c' minus c), c' minus c being the rows of q on c''s side
-    of its feature that are not in c.  A branch c' whose leaf error (an upper bound of
-    opt(c')) cannot beat the bound so far (at first `floor`) is not looked up.
+    of its feature that are not in c (c's optimal tree on c' errs at most that much
+    more, with as many leaves, so it holds with a cost per leaf too: values are
+    objectives).  A branch c' whose leaf (error + pen, an upper bound of opt(c'))
+    cannot beat the bound so far (at first `floor`) is not looked up.
     Returns the bound, `floor` if none is higher."""
     K = acc.shape[0]
     F = acc.shape[1] - 1
@@ -706,7 +731,7 @@ def _similar_bound(IS, cq, dom, q, acc, floor, key, pkey, hashes, lits, vals, ta
                 Wp += wk
                 mp = max(mp, wk)
             apart = Wp - Wc
-            if Wp - mp - apart - eps <= best:
+            if Wp - mp + pen - apart - eps <= best:
                 continue
             for j in range(n):
                 key[j] = pkey[j]
@@ -770,8 +795,8 @@ def _cache_store(IS, FS, R, s, key, hashes, lits, vals, trees, table, meta, othe
 
 
 @njit(cache=True, nogil=True)
-def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound,
-                   use_cache, Xg, Vg, fmap, offset, global_lb, interval, slot_bound,
+def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, penalty,
+                   use_bound, use_cache, Xg, Vg, fmap, offset, global_lb, interval, slot_bound,
                    memory_budget, root_position, shared, margin, goal, control, state,
                    events, nodes, thresholds, values, cache):
     """Optimal tree of depth <= max_depth on binary rows X (see the module docstring).
@@ -779,8 +804,9 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
     X: uint8[n, F] 0/1 (row-major), Xt: its transpose (contiguous), y: int64[n] in
     [0, n_classes), w: float64[n] > 0, lbw: float64[n] lower-bound weight of each row
     (summing over any union of whole groups of identical rows to their unavoidable
-    error), exact: all weights are integers (no tolerance), eps: tolerance otherwise,
-    use_bound: the ancestor lower bound, use_cache: the cache of branches of depth
+    error), exact: all weights are integers (counts are exact), eps: tolerance of
+    comparisons (0 with exact weights and no penalty), penalty: the cost of each leaf
+    in weight units (float64, 0: the error alone; see "A cost per leaf"), use_bound: the ancestor lower bound, use_cache: the cache of branches of depth
     D-2 (see the module docstring).  Xg, Vg: distinct rows and their original
     class weights (to fill published class weights), fmap: original index of each
     column of X, offset: error removed by the caller's preprocessing (added to
@@ -801,7 +827,8 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
     one a previous call returned, for the same data and depth).
 
     Returns (feature, threshold, left, right, value) of the best tree (preorder,
-    original feature indices), its error on (X, y, w), whether it is proven
+    original feature indices), its objective on (X, y, w) (error + penalty x
+    leaves; published values add `offset`), whether it is proven
     optimal, statistics (float64[N_STATS]) and the cache (grown, or emptied).
     """
     hashes, lits, vals, trees, table, cmeta = cache
@@ -835,7 +862,8 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
     rows = np.arange(n)
     root_acc = np.zeros((K, F + 1), dtype=w.dtype)
     root_lb, aborted = _scan(X, y, w, lbw, rows, zero, n, root_acc, control)
-    root_val = _leaf_error(root_acc, F)
+    root_err = _leaf_error(root_acc, F)
+    root_val = root_err + penalty
     root_rec = leaf_rec
     optimal = False
     stopped = aborted
@@ -852,10 +880,10 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
     dom_idx = np.empty(F, dtype=np.int64)
     if aborted:
         pass
-    elif D == 0 or root_val <= root_lb + eps:
+    elif D == 0 or root_err <= root_lb + penalty + eps:
         optimal = True
     elif D == 1:
-        v, g = _last_level(root_acc, F, eps)
+        v, g = _last_level(root_acc, F, eps, exact, penalty)
         stats[ST_LAST_LEVEL] += 1
         if g >= 0:
             root_rec = _rec_new(R, rfree, ctr, g, leaf_rec, leaf_rec)
@@ -899,7 +927,8 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                 m0 = 1
             else:
                 m0 = 0
-        root_floor = max(root_lb, goal)
+        root_bound = _bound(root_err, root_lb, penalty)
+        root_floor = max(root_bound, goal)
         if m0 == 0:
             optimal = True
         else:
@@ -915,7 +944,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
             IS[root, I_CH1] = -1
             FS[root, F_BEST] = root_val
             FS[root, F_LB] = root_lb
-            FS[root, F_BOUND] = root_lb
+            FS[root, F_BOUND] = root_bound
             ks.copy_prefix(DOM[root], dom_tmp, m0)
             ks.copy_prefix(CNT[root].reshape(-1), root_acc.reshape(-1), root_acc.size)
             queue[0] = root
@@ -1021,16 +1050,17 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                     IS[s, I_CH0 + side] = -1
                     IS[s, I_CREC0 + side] = LEAF
                     if depth == D - 1:
-                        v, gg = _solve_last(acc, F, tlb[side], eps)
+                        v, gg = _solve_last(acc, F, tlb[side], eps, exact, penalty)
                         stats[ST_LAST_LEVEL] += 1
                         FS[s, F_CVAL0 + side] = v
                         if gg >= 0:
                             IS[s, I_CREC0 + side] = _rec_new(R, rfree, ctr, gg, leaf_rec,
                                                              leaf_rec)
                         continue
-                    leaf = _leaf_error(acc, F)
+                    err = _leaf_error(acc, F)
+                    leaf = err + penalty
                     FS[s, F_CVAL0 + side] = leaf
-                    if leaf <= tlb[side] + eps:
+                    if err <= tlb[side] + penalty + eps:   # the leaf is optimal
                         continue
                     if caching and depth == D - 2:
                         nk = _path_key(IS, s, key)
@@ -1060,11 +1090,12 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                     IS[c, I_CH1] = -1
                     FS[c, F_BEST] = leaf
                     FS[c, F_LB] = tlb[side]
-                    FS[c, F_BOUND] = tlb[side]
+                    bound = _bound(err, tlb[side], penalty)
+                    FS[c, F_BOUND] = bound
                     if caching and depth == D - 2:
-                        sim = _similar_bound(IS, CNT[s], DOM[s], s, acc, tlb[side], key,
-                                             pkey, hashes, lits, vals, table, eps)
-                        if sim > tlb[side]:
+                        sim = _similar_bound(IS, CNT[s], DOM[s], s, acc, bound, key,
+                                             pkey, hashes, lits, vals, table, eps, penalty)
+                        if sim > bound:
                             FS[c, F_BOUND] = sim
                             cmeta[M_SIMILAR] += 1
                             if leaf <= sim + eps:   # the leaf is optimal: no slot
@@ -1160,15 +1191,15 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                         stats[ST_EXPANSIONS] += 1
                         stats[ST_BACKTRACKS] += 1
                         stats[ST_LAST_LEVEL] += 2
-                        if K == 2 and exact and eps == 0.0:
-                            # the usual case: the two least errors do not improve s
+                        if K == 2 and exact:
+                            # the usual case: the two least objectives do not improve s
                             side, lbs, aborted = _lighter_side(
                                 X, Xt, y, w, lbw, rows, a, b, g, CNT[s], tmp, buf, control)
                             if aborted:
                                 stopped = True
                                 break
-                            ls, lo = _least_pair2(tmp[side], CNT[s], F)
-                            if not ls + lo < FS[s, F_BEST]:
+                            ls, lo = _least_pair2(tmp[side], CNT[s], F, penalty)
+                            if not ls + lo < FS[s, F_BEST] - eps:
                                 continue
                             _other_side(tmp, tlb, side, CNT[s], FS[s, F_LB], tmp[side], lbs)
                         else:
@@ -1178,8 +1209,8 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, use_bound
                             if aborted:
                                 stopped = True
                                 break
-                        v0, g0 = _solve_last(tmp[0], F, tlb[0], eps)
-                        v1, g1 = _solve_last(tmp[1], F, tlb[1], eps)
+                        v0, g0 = _solve_last(tmp[0], F, tlb[0], eps, exact, penalty)
+                        v1, g1 = _solve_last(tmp[1], F, tlb[1], eps, exact, penalty)
                         if not v0 + v1 < FS[s, F_BEST] - eps:
                             continue
                         r0 = leaf_rec
