@@ -83,8 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_flags(fit)
     _add_output_flags(fit)
 
-    tune = sub.add_parser("tune", help="choose the depth (and least leaf size) by "
-                          "cross-validation, then train that tree on every row")
+    tune = sub.add_parser("tune", help="choose the depth (least leaf size, cost per "
+                          "leaf) by cross-validation, then train that tree on every row")
     tune.add_argument("data", help="CSV/TSV/whitespace table")
     tune.add_argument("--target", help="class column: NAME, INDEX, first or last")
     tune.add_argument("--algo", default=None, help="algorithm (default: blossom)")
@@ -93,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--min-leaf", help="least rows in a leaf to try, e.g. 1,5,20 "
                       "(default 1,5,20 for greedy; auto, dl85 and cadl85 try only "
                            "the sizes given; the others have none)")
+    tune.add_argument("--leaf-cost", help="costs per leaf to try, as shares of the rows, "
+                      "e.g. 0,0.005,0.02 (default 0,0.01; 0,0.005,0.02 for greedy; "
+                      "not for the algorithms without one)")
     tune.add_argument("--folds", type=int, default=5, help="inner folds (default 5)")
     tune.add_argument("--seed", type=int, default=0, help="seed of the folds")
     tune.add_argument("--time-limit", type=float, default=DEFAULT_TUNE_SECONDS,
@@ -253,16 +256,19 @@ def _train(args, algorithm: str, params: dict, monitor: Monitor,
 
 
 def tune(args, render_image: Callable | None) -> dict:
-    """Cross-validate the depths (and least leaf sizes) asked, train the choice on all
+    """Cross-validate the depths (least leaf sizes, costs per leaf) asked, train the choice on all
     rows; the summary is `fit`'s with the candidates' scores under "tuning"."""
     algorithm = args.algo or default_solver_name()
     params = _params(args.param)
-    if "depth" in params:
-        raise OrchardError("Give the depths to try with --depths, not --param depth.")
+    for name, flag in (("depth", "--depths"), ("leaf_cost", "--leaf-cost")):
+        if name in params:
+            raise OrchardError(f"Give the values to try with {flag}, not --param {name}.")
     get_solver(algorithm).resolve(params)
     grid = candidates(algorithm, _number_list(args.depths, "--depths", int),
                       None if args.min_leaf is None else
-                      _number_list(args.min_leaf, "--min-leaf", float))
+                      _number_list(args.min_leaf, "--min-leaf", float),
+                      None if args.leaf_cost is None else
+                      _number_list(args.leaf_cost, "--leaf-cost", float))
     plan = Plan("kfold", args.folds, seed=args.seed)
     plan.check()
     _check_request(args, render_image)
@@ -351,6 +357,10 @@ def _finish(args, algorithm: str, params: dict, data, options, result,
         "per_class": scores["per_class"],
         "class_weight": (None if data.class_weights is None else
                          dict(zip(data.class_names, data.class_weights.tolist()))),
+        # with a cost per leaf the search minimised train_error + leaf_penalty x leaves
+        # (the objective); the lower bound and the incumbents are about that objective
+        "objective": result.objective,
+        "leaf_penalty": result.leaf_penalty,
         "lower_bound": result.lower_bound,
         "optimal": bool(result.optimal),
         "status": result.status.value,
@@ -372,6 +382,9 @@ def _finish(args, algorithm: str, params: dict, data, options, result,
               f"({result.train_error:g} {errors} on {summary['n_rows']} rows), depth "
               f"{tree.depth}, {tree.n_leaves} leaves, status {result.status.value}, "
               f"{result.time_s:.3f} s")
+        if result.leaf_penalty:
+            print(f"objective {result.objective:g} = {result.train_error:g} {errors} + "
+                  f"{result.leaf_penalty:g} for each of the {tree.n_leaves} leaves")
         if "compile_s" in result.stats:
             print(f"(and {result.stats['compile_s']:.1f} s compiling the solver, once for "
                   "this computer, not counted in the time limit)")

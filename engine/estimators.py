@@ -112,6 +112,7 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
         self.model_ = result.tree
         self.train_error_ = float(result.train_error)
         self.lower_bound_ = float(result.lower_bound)
+        self.objective_ = float(result.objective)   # error + leaf_cost's cost per leaf
         self.optimal_ = bool(result.optimal)
         self.status_ = result.status.value
         self.message_ = str(result.stats.get("message", ""))
@@ -361,12 +362,15 @@ class _cancel_on_interrupt:
 __all__ = ["DecisionDiagramClassifier", "OptimalTreeClassifier"]
 
 
-def tune(X, y, algorithm: str = "auto", depths=DEPTHS, min_leaf=None, cv: int = 5,
+def tune(X, y, algorithm: str = "auto", depths=DEPTHS, min_leaf=None, leaf_cost=None,
+         cv: int = 5,
          time_limit: float | None = 60.0, random_state: int = 0,
          binarize: str | None = None, params: dict | None = None,
          sample_weight=None) -> OptimalTreeClassifier:
-    """The depth (and the least leaf size among `min_leaf`, for greedy, auto, dl85
-    and cadl85; greedy tries 1, 5 and 20 by default) chosen by a `cv`-fold cross-validation on X, y with the
+    """The depth (the least leaf size among `min_leaf`, for greedy, auto, dl85 and
+    cadl85, greedy trying 1, 5 and 20 by default; the cost per leaf among `leaf_cost`,
+    0 and 0.01 by default where the algorithm has one) chosen by a `cv`-fold
+    cross-validation on X, y with the
     one-standard-error rule (see `engine.tuning`), then an `OptimalTreeClassifier` of
     that setting fitted on all of X, y and returned.  Its `tuning_` is a DataFrame of every candidate (mean
     validation accuracy, standard error, mean leaves, `chosen` and `best` marked);
@@ -383,7 +387,7 @@ def tune(X, y, algorithm: str = "auto", depths=DEPTHS, min_leaf=None, cv: int = 
         raise ValueError("tune does not take sample weights yet: fit "
                          "OptimalTreeClassifier with the depth it chooses instead.")
     try:
-        grid = candidates(algorithm, depths, min_leaf)
+        grid = candidates(algorithm, depths, min_leaf, leaf_cost)
         table = _OrchardClassifier._table(X if frame is None else frame)
         table[TARGET] = np.array([class_label(v) for v in y], dtype=object)
         raw = RawTable(table, ",", True, "utf-8", False)

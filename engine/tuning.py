@@ -5,15 +5,15 @@ depth can; which depth (and which least leaf size) holds up on new rows is an em
 question, and guessing it is what analysts otherwise do.  `tune` answers it the way
 the tree literature does (Breiman et al.'s one-standard-error rule):
 
-1. every candidate setting (`candidates`: depths × least leaf sizes, where the
-   algorithm has a least-leaf parameter) is scored by an inner k-fold
+1. every candidate setting (`candidates`: depths × least leaf sizes × costs per
+   leaf, each where the algorithm has the parameter) is scored by an inner k-fold
    cross-validation on the rows given (`engine.evaluation`: each split's training
    rows are prepared on their own, so no threshold or value group sees a validation
    row, and once, for every candidate: preparing a large table costs more than
    training a shallow tree on it);
 2. `choose` takes the best mean validation accuracy, then the *simplest* setting
-   (fewest leaves on average, then the smaller depth, then the larger least leaf)
-   whose mean lies within one standard error of that best;
+   (fewest leaves on average, then the smaller depth, then the larger least leaf,
+   then the larger cost per leaf) whose mean lies within one standard error of that best;
 3. the chosen setting is trained on all rows.
 
 One time limit covers the whole: after the splits are prepared, an equal part of
@@ -49,6 +49,11 @@ MIN_LEAVES = (1, 5, 20)
 # Each algorithm's parameter for the least weight in a leaf, under the one name
 # `min_leaf` here (DL8.5 calls it a support, as its paper does).
 LEAF_PARAMETERS = ("min_leaf", "min_support")
+# Costs per leaf (`leaf_cost`, a share of the rows) tried by default where the
+# algorithm has one: none, and a split that must fix 1% of the rows (0.5% for the
+# greedy tree, whose pruning is cheap).
+LEAF_COSTS = (0.0, 0.01)
+GREEDY_LEAF_COSTS = (0.0, 0.005, 0.02)
 
 
 def default_leaves(algorithm: str) -> tuple[int, ...]:
@@ -59,6 +64,12 @@ def default_leaves(algorithm: str) -> tuple[int, ...]:
     return MIN_LEAVES if algorithm == "greedy" else ()
 
 
+def default_costs(algorithm: str) -> tuple[float, ...]:
+    """The costs per leaf tried unless the user names some (`LEAF_COSTS`; more for
+    greedy, whose fits cost little)."""
+    return GREEDY_LEAF_COSTS if algorithm == "greedy" else LEAF_COSTS
+
+
 def leaf_parameter(algorithm: str) -> str | None:
     """The name of `algorithm`'s least-leaf-weight parameter, if it has one."""
     names = {p.name for p in get_solver(algorithm).params}
@@ -67,26 +78,33 @@ def leaf_parameter(algorithm: str) -> str | None:
 
 @dataclass(frozen=True)
 class Candidate:
-    """One setting tried: a depth and, where the algorithm has one, a least leaf."""
+    """One setting tried: a depth and, where the algorithm has them, a least leaf
+    and a cost per leaf."""
 
     depth: int
     min_leaf: int | float | None = None
+    leaf_cost: float | None = None
 
     def params(self, algorithm: str, base: dict[str, Any]) -> dict[str, Any]:
         params = {**base, "depth": self.depth}
         if self.min_leaf is not None:
             params[leaf_parameter(algorithm)] = self.min_leaf
+        if self.leaf_cost is not None:
+            params["leaf_cost"] = self.leaf_cost
         return params
 
     def label(self) -> str:
         leaf = "" if self.min_leaf is None else f", min leaf {self.min_leaf:g}"
-        return f"depth {self.depth}{leaf}"
+        cost = "" if self.leaf_cost is None else f", leaf cost {self.leaf_cost:g}"
+        return f"depth {self.depth}{leaf}{cost}"
 
 
 def candidates(algorithm: str, depths: Sequence[int] = DEPTHS,
-               min_leaves: Sequence[float] | None = None) -> list[Candidate]:
-    """Depths × least leaf sizes, cheapest first.  `min_leaves` None means
-    `default_leaves(algorithm)`."""
+               min_leaves: Sequence[float] | None = None,
+               leaf_costs: Sequence[float] | None = None) -> list[Candidate]:
+    """Depths × least leaf sizes × costs per leaf, cheapest first.  None means the
+    defaults (`default_leaves`, `default_costs`) where the algorithm has the
+    parameter; values given for a parameter it lacks are refused in one sentence."""
     solver = get_solver(algorithm)
     depths = sorted({int(d) for d in depths})
     if not depths:
@@ -94,18 +112,31 @@ def candidates(algorithm: str, depths: Sequence[int] = DEPTHS,
     for depth in depths:
         solver.resolve({"depth": depth})   # out of range: one sentence
     name = leaf_parameter(algorithm)
+    leaves: list = [None]
     min_leaves = default_leaves(algorithm) if min_leaves is None else min_leaves
     if name is None or not min_leaves:
         if min_leaves is not None and any(float(m) != 1 for m in min_leaves):
             raise ParameterError(f"'{algorithm}' has no minimum leaf size to tune: "
                                  "leave it out, or tune auto, greedy or dl85.")
-        return [Candidate(d) for d in depths]
-    # whole sizes as integers (DL8.5's support and auto's least leaf take nothing else)
-    leaves = sorted({int(m) if float(m).is_integer() else float(m)
-                     for m in min_leaves})
-    for leaf in leaves:
-        solver.resolve({name: leaf})
-    return [Candidate(d, m) for d in depths for m in leaves]
+    else:
+        # whole sizes as integers (DL8.5's support and auto's least leaf take no other)
+        leaves = sorted({int(m) if float(m).is_integer() else float(m)
+                         for m in min_leaves})
+        for leaf in leaves:
+            solver.resolve({name: leaf})
+    costs: list = [None]
+    has_cost = "leaf_cost" in {p.name for p in solver.params}
+    leaf_costs = (default_costs(algorithm) if has_cost else ()) if leaf_costs is None \
+        else leaf_costs
+    if not has_cost:
+        if any(float(c) != 0 for c in leaf_costs):
+            raise ParameterError(f"'{algorithm}' has no cost per leaf to tune: leave it "
+                                 "out, or tune auto, greedy, contree, blossom or dl85.")
+    elif leaf_costs:
+        costs = sorted({float(c) for c in leaf_costs})
+        for cost in costs:
+            solver.resolve({"leaf_cost": cost})
+    return [Candidate(d, m, c) for d in depths for m in leaves for c in costs]
 
 
 @dataclass
@@ -139,6 +170,7 @@ class Scored:
 
     def to_dict(self) -> dict:
         return {"depth": self.candidate.depth, "min_leaf": self.candidate.min_leaf,
+                "leaf_cost": self.candidate.leaf_cost,
                 "mean_accuracy": self.mean, "standard_error": self.standard_error,
                 "mean_leaves": self.mean_leaves, "accuracies": list(self.accuracies),
                 "leaves": list(self.leaves), "complete": self.complete,
@@ -148,7 +180,8 @@ class Scored:
 def choose(scored: Sequence[Scored]) -> tuple[int, int]:
     """(best, chosen): the index of the best mean validation accuracy, and of the
     simplest candidate within one standard error of it (fewest mean leaves, then the
-    smaller depth, then the larger least leaf, then the higher mean)."""
+    smaller depth, then the larger least leaf, then the larger cost per leaf, then
+    the higher mean)."""
     ready = [i for i, s in enumerate(scored) if s.complete]
     if not ready:
         raise DataError("No setting was cross-validated on every fold: raise the time "
@@ -159,7 +192,8 @@ def choose(scored: Sequence[Scored]) -> tuple[int, int]:
 
     def simplicity(i: int):
         c = scored[i]
-        return (c.mean_leaves, c.candidate.depth, -(c.candidate.min_leaf or 0), -c.mean)
+        return (c.mean_leaves, c.candidate.depth, -(c.candidate.min_leaf or 0),
+                -(c.candidate.leaf_cost or 0), -c.mean)
     return best, min(within, key=simplicity)
 
 
@@ -182,7 +216,7 @@ class Tuning:
                 "candidates": [s.to_dict() for s in self.scored], "best": self.best,
                 "chosen": self.chosen, "rule": "one standard error",
                 "chosen_params": {k: v for k, v in self.params.items()
-                                  if k in ("depth", *LEAF_PARAMETERS)}}
+                                  if k in ("depth", "leaf_cost", *LEAF_PARAMETERS)}}
 
     def table(self) -> list[str]:
         """One line per candidate, the best and the chosen marked."""
@@ -197,7 +231,7 @@ class Tuning:
                     text += f" ({s.at_limit} of {s.folds} folds stopped by the time limit)"
             else:
                 text = s.note or "not scored"
-            lines.append(f"  {s.candidate.label():24s} {text}"
+            lines.append(f"  {s.candidate.label():38s} {text}"
                          + (f"  <- {mark.strip()}" if mark else ""))
         return lines
 

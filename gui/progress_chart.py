@@ -23,6 +23,8 @@ GAP_COLOUR = (0, 114, 178, 38)
 # The least an axis shows: a run with one tree at time 0 and no error still gets
 # axes from 0 (pyqtgraph would centre a single point on 0, from -1.5 to 1.5).
 LEAST_SECONDS, LEAST_ERROR = 0.01, 1.0
+ERROR_AXIS = "training error (rows)"
+OBJECTIVE_AXIS = "errors + cost per leaf (rows)"
 
 pg.setConfigOptions(antialias=True, foreground="#3d444d", background="w")
 
@@ -33,7 +35,7 @@ class ProgressChart(pg.PlotWidget):
         self.setMinimumSize(240, 150)
         item = self.getPlotItem()
         item.setLabel("bottom", "time", units="s")
-        item.setLabel("left", "training error (rows)")
+        item.setLabel("left", ERROR_AXIS)
         item.showGrid(x=True, y=True, alpha=0.15)
         item.setMenuEnabled(True)
         item.hideButtons()
@@ -57,11 +59,13 @@ class ProgressChart(pg.PlotWidget):
         item.setTitle("")
 
     # ----------------------------------------------------------------- live
-    def start_run(self, title: str) -> None:
-        """A new live run: nothing of the previous curve, band or comparison stays."""
+    def start_run(self, title: str, objective: bool = False) -> None:
+        """A new live run: nothing of the previous curve, band or comparison stays.
+        `objective`: the run minimises errors + a cost per leaf, which the curves show."""
         self._clear_comparison()
         self.set_points([])
         self._show_own_curves(True)
+        self._set_axis(objective)
         self.getPlotItem().setTitle(_title(title), size="9pt")
         self.enableAutoRange()
 
@@ -82,13 +86,15 @@ class ProgressChart(pg.PlotWidget):
 
     def show_result(self, title: str, points: list[tuple[float, float, float]],
                     end: float | None, error: float | None = None,
-                    bound: float | None = None) -> None:
+                    bound: float | None = None, objective: bool = False) -> None:
         """A finished run's curve (also used to show a run picked from the history).
 
         `points` may end before the final bound was proven: the curves are extended
-        to `end` with the last error and the result's bound (`bound`)."""
+        to `end` with the last error and the result's bound (`bound`).  `objective`:
+        the values are errors + a cost per leaf (`error` is then that objective)."""
         self._clear_comparison()
         self._show_own_curves(True)
+        self._set_axis(objective)
         self.getPlotItem().setTitle(_title(title), size="9pt")
         points = list(points)
         if points and end is not None and error is not None and bound is not None and (
@@ -96,6 +102,12 @@ class ProgressChart(pg.PlotWidget):
             points.append((max(end, points[-1][0]), error, bound))
         self.set_points(points, end)
         self.enableAutoRange()
+
+    def _set_axis(self, objective: bool) -> None:
+        """Say what the curves count: errors, or errors + the leaves' cost."""
+        self.getPlotItem().setLabel("left", OBJECTIVE_AXIS if objective else ERROR_AXIS)
+        self.legend.getLabel(self.error_curve).setText(
+            "incumbent objective" if objective else "incumbent error")
 
     # ----------------------------------------------------------- comparison
     def show_runs(self, runs: list, shown=None) -> None:

@@ -61,6 +61,16 @@ def error_unit(run: RunRecord) -> str:
     return "weighted errors" if weighted(run) else "errors"
 
 
+def bound_text(run: RunRecord) -> str:
+    """The lower bound and the gap; with a cost per leaf, of the objective the search
+    minimised (errors + the leaves' cost), which is then named."""
+    gap = f"gap {100 * run.gap:.1f}%"
+    if not run.leaf_penalty:
+        return f"{format_count(run.lower_bound)} {error_unit(run)} ({gap})"
+    return (f"{format_count(run.lower_bound)} on the objective {format_count(run.objective)}"
+            f" = {error_unit(run)} + {format_count(run.leaf_penalty)} per leaf ({gap})")
+
+
 def errors_text(run: RunRecord) -> str:
     """"12 errors of 600", or with class weights "36.23 weighted errors of 70.16
     (1,234 rows, weighted by class)": a weight is not a number of rows, so the rows
@@ -426,8 +436,7 @@ class ResultsPanel(QWidget):
                  f"{percent(run.train_accuracy)} ({errors_text(run)})"),
                 ("Balanced accuracy", percent(matrix_balanced_accuracy(run.train_confusion))
                  if run.train_confusion.size else "—"),
-                ("Lower bound", (f"{format_count(run.lower_bound)} {error_unit(run)}"
-                                 f" (gap {100 * run.gap:.1f}%)")),
+                ("Lower bound", bound_text(run)),
                 ]
         if weights:
             rows.append(("Class weights", str(weights)))

@@ -148,7 +148,8 @@ class RunController(QObject):
                          "time_limit": time_limit, "number": number, "label": label}
         self._pending, self._live_figures, self._testing = None, None, False
         win.display.show_live_run(label, f"{label}, depth {params.get('depth', '—')}",
-                                  rows.dataset.class_weights)
+                                  rows.dataset.class_weights,
+                                  objective=bool(params.get("leaf_cost")))
         self.busy_changed.emit()
         worker.start()
         self._tick_timer.start()
@@ -176,8 +177,11 @@ class RunController(QObject):
                 win.settle_heap()   # whatever the solver set up (numba included) stays put
             self._pending = tree
             self._live_figures = (error, bound)
-            win.figures.set_figures("running", t, error, bound, False)
-            win.set_status(f"Running {label}… best so far: error {format_count(error)}"
+            # with a cost per leaf the search's values are errors + the leaves' cost
+            objective = bool(self._context["params"].get("leaf_cost"))
+            win.figures.set_figures("running", t, error, bound, False, objective)
+            win.set_status(f"Running {label}… best so far: "
+                           f"{'objective' if objective else 'error'} {format_count(error)}"
                            f"{f', lower bound {format_count(bound)}' if bound > 0 else ''}"
                            f" after {t:.1f} s")
             if not self._redraw.isActive():

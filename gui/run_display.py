@@ -55,7 +55,8 @@ class RunDisplay(QObject):
         searched = (f", depth {run.params.get('depth', '—')}" if run.edited_from is None
                     else " (edited by hand: no search curve)")
         self.win.chart.show_result(run.label + searched, run.incumbents, run.time_s,
-                               run.train_error, run.lower_bound)
+                                   run.objective, run.lower_bound,
+                                   objective=run.leaf_penalty > 0)
         if switch_tab:
             self.win.tabs.setCurrentWidget(self.win.tree_tab)
 
@@ -104,9 +105,11 @@ class RunDisplay(QObject):
                           f"(target '{html.escape(data.prep.target)}'): press Run")
             label.setToolTip("Classes: " + ", ".join(map(str, data.class_names)))
 
-    def show_live_run(self, label: str, title: str, row_factors=None) -> None:
+    def show_live_run(self, label: str, title: str, row_factors=None,
+                      objective: bool = False) -> None:
         """A run starts: nothing of an earlier run stays on screen as if it were this
-        one's (no tree, curve, figures or selected history row until it has its own)."""
+        one's (no tree, curve, figures or selected history row until it has its own).
+        `objective`: it minimises errors + a cost per leaf, which its curve shows."""
         previous = self.win.current_run
         self.win.view.row_factors = row_factors
         self.state.select(None)
@@ -119,7 +122,7 @@ class RunDisplay(QObject):
             f"Run {title}: waiting for its first tree…"
             + (f"\n(Run #{previous.number} stays in the history of the Results tab.)"
                if previous is not None else ""))
-        self.win.chart.start_run(title)
+        self.win.chart.start_run(title, objective)
         self.win.figures.set_figures("running", 0.0, None, None, None)
         self.show_header()
         self.win.set_status(f"Running {label}…")

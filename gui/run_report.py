@@ -17,7 +17,14 @@ from engine.export.report import run_report_html, write_report
 from engine.metrics import matrix_balanced_accuracy
 from gui.image_export import save_tree_image
 from gui.models import is_model, kind_name, size_text
-from gui.results_panel import algorithm_text, error_unit, errors_text, percent, weighted
+from gui.results_panel import (
+    algorithm_text,
+    bound_text,
+    error_unit,
+    errors_text,
+    percent,
+    weighted,
+)
 from gui.runs import RunRecord
 
 ROW_OPTIONS = {"drop_inconsistent": "rows with conflicting classes dropped",
@@ -87,8 +94,7 @@ def _metrics(run: RunRecord) -> list[tuple[str, str]]:
              percent(run.train_accuracy)),
             ("Training errors", errors_text(run)),
             ("Balanced accuracy", percent(matrix_balanced_accuracy(run.train_confusion))),
-            ("Lower bound", f"{format_count(run.lower_bound)} {error_unit(run)} "
-                            f"(gap {100 * run.gap:.1f}%)")]
+            ("Lower bound", bound_text(run))]
     if run.evaluation is not None:
         ev = run.evaluation
         rows.append(("Test accuracy", ev.summary()))

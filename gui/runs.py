@@ -116,6 +116,7 @@ class RunRecord:
     message: str = ""                   # a non-answer explained (no proof, a skipped step)
     edited_from: int | None = None      # the run whose tree was edited by hand into this
     class_factors: list[float] | None = None   # each class's row weight, when weighted
+    leaf_penalty: float = 0.0           # weight each leaf cost the search (leaf_cost)
 
     def edited(self, number: int, tree, time_s: float = 0.0) -> RunRecord:
         """This run's tree edited by hand (`engine.editing`) as run `number`.
@@ -153,7 +154,8 @@ class RunRecord:
                    reason=str(result.stats.get("reason", "")),
                    message=str(result.stats.get("message", "")),
                    class_factors=(None if data.class_weights is None
-                                  else [float(f) for f in data.class_weights]))
+                                  else [float(f) for f in data.class_weights]),
+                   leaf_penalty=float(result.leaf_penalty))
 
     # ------------------------------------------------------------- figures
     @property
@@ -204,8 +206,15 @@ class RunRecord:
         return self.evaluation.mean_test_accuracy
 
     @property
+    def objective(self) -> float:
+        """What the search minimised: the error, plus the leaves' cost (leaf_cost)."""
+        if not self.leaf_penalty or self.tree is None:
+            return self.train_error
+        return self.train_error + self.leaf_penalty * self.tree.n_leaves
+
+    @property
     def gap(self) -> float:
-        return relative_gap(self.train_error, self.lower_bound)
+        return relative_gap(self.objective, self.lower_bound)
 
     @property
     def status_text(self) -> str:
@@ -228,6 +237,7 @@ class RunRecord:
             "data_path": self.data_path, "data_name": self.data_name,
             "chosen": self.chosen, "reason": self.reason, "message": self.message,
             "edited_from": self.edited_from, "class_factors": self.class_factors,
+            "leaf_penalty": self.leaf_penalty,
         }
 
     @classmethod
@@ -249,7 +259,8 @@ class RunRecord:
                    chosen=str(d.get("chosen", "")), reason=str(d.get("reason", "")),
                    message=str(d.get("message", "")),
                    edited_from=d.get("edited_from"),
-                   class_factors=d.get("class_factors"))
+                   class_factors=d.get("class_factors"),
+                   leaf_penalty=float(d.get("leaf_penalty", 0.0)))
 
 
 def relative_gap(error: float, bound: float) -> float:

@@ -66,8 +66,8 @@ class RunFigures(QWidget):
         """A finished run's figures.  With class weights its error and bound are
         weights, not rows: the labels say "weighted" and the error's tooltip gives the
         number of rows beside the weights."""
-        self.set_figures(run.status_text, run.time_s, run.train_error, run.lower_bound,
-                         run.optimal)
+        self.set_figures(run.status_text, run.time_s, run.objective, run.lower_bound,
+                         run.optimal, objective=run.leaf_penalty > 0)
         if weighted(run):
             for key in ("error", "bound"):
                 self.labels[key].setText("weighted " + self.labels[key].text())
@@ -77,12 +77,16 @@ class RunFigures(QWidget):
                                             "training error.")
 
     def set_figures(self, status: str, elapsed: float | None, error: float | None,
-                    bound: float | None, optimal: bool | None) -> None:
+                    bound: float | None, optimal: bool | None,
+                    objective: bool = False) -> None:
+        """`objective`: `error` and `bound` are of errors + a cost per leaf."""
         for key in ("error", "bound"):
             self.labels[key].setToolTip(TIPS[key])
         self.labels["status"].setText(status)
         self.set_elapsed(elapsed)
-        self.labels["error"].setText("error —" if error is None else f"error {format_count(error)}")
+        word = "objective" if objective else "error"
+        self.labels["error"].setText(f"{word} —" if error is None
+                                     else f"{word} {format_count(error)}")
         self.labels["bound"].setText("bound —" if bound is None
                                      else f"bound {format_count(max(bound, 0.0))}")
         if error is None or bound is None:

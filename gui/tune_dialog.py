@@ -1,11 +1,12 @@
-"""Run → Tune depth…: the depth (and least leaf size) chosen by cross-validation.
+"""Run → Tune depth…: the depth (least leaf size, cost per leaf) chosen by
+cross-validation.
 
 A thin view over `engine.tuning.Tuner` (the same run as `orchard tune`) on the table
 open in the window with its data settings and the chosen algorithm: the tuning runs
 in a worker with progress and Stop, each candidate appears as it is scored, and the
 curve shows validation accuracy against tree size with ± one standard error, the
 one-standard-error bar and the chosen setting.  "Use this setting" puts the chosen
-depth (and least leaf) in the algorithm panel; Run then trains it on every row, as
+depth (least leaf, cost per leaf) in the algorithm panel; Run then trains it on every row, as
 every run is trained, so the run and its views stay the window's own.
 """
 
@@ -40,6 +41,7 @@ from engine.tuning import (
     Tuner,
     Tuning,
     candidates,
+    default_costs,
     default_leaves,
     leaf_parameter,
 )
@@ -97,6 +99,16 @@ class TuneDialog(QDialog):
             self.leaf_edit.setPlaceholderText(f"{title} has no least leaf size: "
                                               "only the depth is tuned")
         form.addRow("Least rows in a leaf:", self.leaf_edit)
+        self.has_cost = "leaf_cost" in {p.name for p in get_solver(algorithm).params}
+        self.cost_edit = QLineEdit(", ".join(f"{c:g}" for c in default_costs(algorithm))
+                                   if self.has_cost else "", self)
+        if not self.has_cost:
+            self.cost_edit.setEnabled(False)
+            self.cost_edit.setPlaceholderText(f"{title} has no cost per leaf")
+        self.cost_edit.setToolTip("Costs per leaf to try, as shares of the rows: 0.01 "
+                                  "means a split must classify 1% of the rows better "
+                                  "to be kept. Each value multiplies the candidates.")
+        form.addRow("Costs per leaf:", self.cost_edit)
         self.folds_spin = QSpinBox(self)
         self.folds_spin.setRange(2, 20)
         self.folds_spin.setValue(5)
@@ -149,7 +161,10 @@ class TuneDialog(QDialog):
         try:
             grid = candidates(self.algorithm,
                               range(self.low_spin.value(), self.high_spin.value() + 1),
-                              self._leaves())
+                              self._numbers(self.leaf_edit, self.leaf_name is not None,
+                                            "Least rows in a leaf", "1, 5, 20"),
+                              self._numbers(self.cost_edit, self.has_cost,
+                                            "Costs per leaf", "0, 0.01"))
             tuner = Tuner(self.raw, self.options, self.algorithm, grid, self.params,
                           Plan("kfold", self.folds_spin.value()),
                           self.time_spin.value())
@@ -171,15 +186,17 @@ class TuneDialog(QDialog):
         self._set_busy(True)
         worker.start()
 
-    def _leaves(self) -> list[float] | None:
-        if self.leaf_name is None:
+    @staticmethod
+    def _numbers(edit: QLineEdit, used: bool, what: str, example: str
+                 ) -> list[float] | None:
+        """The numbers typed in `edit` (None: the defaults, or none to tune)."""
+        if not used:
             return None
-        text = self.leaf_edit.text().replace(";", ",")
+        text = edit.text().replace(";", ",")
         try:
             return [float(part) for part in text.split(",") if part.strip()] or None
         except ValueError:
-            raise OrchardError("Least rows in a leaf takes numbers like 1, 5, 20.") \
-                from None
+            raise OrchardError(f"{what} takes numbers like {example}.") from None
 
     def stop(self) -> None:
         if self._worker is not None:
@@ -242,6 +259,7 @@ class TuneDialog(QDialog):
         for editor in (self.low_spin, self.high_spin, self.folds_spin, self.time_spin):
             editor.setEnabled(not busy)
         self.leaf_edit.setEnabled(not busy and self.leaf_name is not None)
+        self.cost_edit.setEnabled(not busy and self.has_cost)
 
     def _use(self) -> None:
         if self.tuning is not None:
@@ -279,8 +297,8 @@ class TuneDialog(QDialog):
         item.plot(x, y, pen=None, symbol="o", symbolBrush=ERROR_COLOUR, symbolSize=7)
         for s, xi, yi in zip(done, x, y):
             label = pg.TextItem(s.candidate.label().replace("depth ", "d")
-                                .replace(", min leaf ", "/"), color="#3d444d",
-                                anchor=(0, 1))
+                                .replace(", min leaf ", "/").replace(", leaf cost ", " α"),
+                                color="#3d444d", anchor=(0, 1))
             label.setPos(xi, yi)
             item.addItem(label)
         if self.tuning is not None:

@@ -15,6 +15,7 @@ def test_tuning_in_the_window_scores_the_cli_s_candidates_and_sets_the_choice(qt
     dialog.low_spin.setValue(1)
     dialog.high_spin.setValue(3)
     dialog.leaf_edit.setText("1, 20")
+    dialog.cost_edit.setText("0")
     dialog.folds_spin.setValue(3)
     dialog.start()
     qtbot.waitUntil(lambda: dialog._worker is None, timeout=60_000)
@@ -22,7 +23,7 @@ def test_tuning_in_the_window_scores_the_cli_s_candidates_and_sets_the_choice(qt
     assert tuning is not None and dialog.table.rowCount() == 6
     # the same scores as the engine's run on the same table and settings
     same = Tuner(win.raw, win.data.prep_options(), "greedy",
-                 candidates("greedy", [1, 2, 3], [1, 20]), plan=Plan("kfold", 3)).run(
+                 candidates("greedy", [1, 2, 3], [1, 20], [0]), plan=Plan("kfold", 3)).run(
         refit=False)
     assert [s.accuracies for s in same.scored] == [s.accuracies for s in tuning.scored]
     assert "Chosen:" in dialog.status.text() and dialog.use_button.isEnabled()

@@ -60,21 +60,38 @@ def test_settings_not_scored_on_every_fold_take_no_part():
 
 # ------------------------------------------------------------------ the grid
 def test_the_grid_holds_least_leaf_sizes_only_where_the_algorithm_has_them():
-    greedy = candidates("greedy", [2, 1], [5, 1])
+    greedy = candidates("greedy", [2, 1], [5, 1], [0])
     assert [(c.depth, c.min_leaf) for c in greedy] == [(1, 1), (1, 5), (2, 1), (2, 5)]
-    assert greedy[3].params("greedy", {}) == {"depth": 2, "min_leaf": 5}
-    assert candidates("dl85", [3], [10.0])[0].params("dl85", {}) == \
-        {"depth": 3, "min_support": 10}
+    assert greedy[3].params("greedy", {}) == {"depth": 2, "min_leaf": 5, "leaf_cost": 0.0}
+    assert candidates("dl85", [3], [10.0], [0])[0].params("dl85", {}) == \
+        {"depth": 3, "min_support": 10, "leaf_cost": 0.0}
     with pytest.raises(ParameterError, match="integer"):
         candidates("dl85", [3], [2.5])
     assert candidates("greedy", [1], [2.5])[0].min_leaf == 2.5
-    assert [c.min_leaf for c in candidates("blossom", [1, 2])] == [None, None]
-    assert [c.min_leaf for c in candidates("auto", [1, 2])] == [None, None]   # unless asked
-    assert [c.min_leaf for c in candidates("auto", [2], [1, 5])] == [1, 5]
+    assert [c.min_leaf for c in candidates("sat-depth", [1, 2])] == [None, None]
+    assert [c.min_leaf for c in candidates("auto", [1, 2], None, [0])] == [None, None]
+    assert [c.min_leaf for c in candidates("auto", [2], [1, 5], [0])] == [1, 5]
     with pytest.raises(ParameterError, match="no minimum leaf size"):
-        candidates("blossom", [2], [5])
+        candidates("sat-depth", [2], [5])
     with pytest.raises(ParameterError, match="depth"):
         candidates("greedy", [0, 200])
+
+
+def test_the_grid_holds_costs_per_leaf_where_the_algorithm_has_one():
+    assert [c.leaf_cost for c in candidates("contree", [2])] == [0.0, 0.01]   # default
+    assert [c.leaf_cost for c in candidates("greedy", [2], [1])] == [0.0, 0.005, 0.02]
+    grid = candidates("auto", [1, 2], [1, 5], [0.02, 0])
+    assert [(c.depth, c.min_leaf, c.leaf_cost) for c in grid] == [
+        (d, m, a) for d in (1, 2) for m in (1, 5) for a in (0.0, 0.02)]
+    assert grid[-1].params("auto", {"threads": 1}) == \
+        {"threads": 1, "depth": 2, "min_leaf": 5, "leaf_cost": 0.02}
+    assert "leaf cost 0.02" in grid[-1].label()
+    assert [c.leaf_cost for c in candidates("sat-depth", [2])] == [None]
+    assert [c.leaf_cost for c in candidates("sat-depth", [2], None, [0])] == [None]
+    with pytest.raises(ParameterError, match="no cost per leaf"):
+        candidates("sat-depth", [2], None, [0.01])
+    with pytest.raises(ParameterError, match="between 0 and 1"):
+        candidates("contree", [2], None, [2])
 
 
 # ------------------------------------------------------------------ the run
@@ -86,10 +103,10 @@ def mixed(tmp_path_factory):
 
 def test_every_score_is_the_cross_validation_of_its_setting(mixed):
     options = PrepOptions(target="delayed")
-    grid = candidates("greedy", [1, 2, 3], [1, 30])
+    grid = candidates("greedy", [1, 2, 3], [1, 30], [0, 0.02])
     plan = Plan("kfold", 3, seed=4)
     tuning = Tuner(mixed, options, "greedy", grid, plan=plan).run()
-    assert len(tuning.scored) == 6 and all(s.complete for s in tuning.scored)
+    assert len(tuning.scored) == 12 and all(s.complete for s in tuning.scored)
     for s in tuning.scored:
         evaluation = CrossValidation(mixed, options, "greedy",
                                      s.candidate.params("greedy", {}), plan).run()
@@ -105,7 +122,7 @@ def test_every_score_is_the_cross_validation_of_its_setting(mixed):
 
 
 def test_a_stop_ends_the_tuning_and_says_so(mixed):
-    grid = candidates("greedy", [1, 2, 3, 4])
+    grid = candidates("greedy", [1, 2, 3, 4], None, [0])
     tuner = Tuner(mixed, PrepOptions(target="delayed"), "greedy", grid,
                   plan=Plan("kfold", 2))
     seen = []
@@ -125,7 +142,8 @@ def test_a_stop_ends_the_tuning_and_says_so(mixed):
 def test_orchard_tune_prints_the_candidates_and_writes_the_chosen_model(tmp_path, capsys):
     model = tmp_path / "model.json"
     code = main(["tune", str(SAMPLES / "loans.csv"), "--algo", "greedy", "--depths", "1-3",
-                 "--min-leaf", "1,20", "--folds", "3", "--out", str(model), "--json"])
+                 "--min-leaf", "1,20", "--leaf-cost", "0", "--folds", "3", "--out",
+                 str(model), "--json"])
     out, err = capsys.readouterr()
     assert code == 0, err
     summary = json.loads(out)
@@ -142,6 +160,26 @@ def test_orchard_tune_prints_the_candidates_and_writes_the_chosen_model(tmp_path
     assert "<- chosen" in capsys.readouterr().out
 
 
+def test_orchard_tune_tries_costs_per_leaf_with_an_exact_search(capsys):
+    code = main(["tune", str(SAMPLES / "loans.csv"), "--algo", "contree", "--depths",
+                 "2-3", "--leaf-cost", "0,0.01,0.05", "--folds", "3", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    summary = json.loads(out)
+    candidates_ = summary["tuning"]["candidates"]
+    assert [(c["depth"], c["leaf_cost"]) for c in candidates_] == \
+        [(d, a) for d in (2, 3) for a in (0.0, 0.01, 0.05)]
+    assert all(c["complete"] for c in candidates_)
+    # a larger cost never gives more leaves on the same folds
+    for d in (2, 3):
+        leaves = [c["leaves"] for c in candidates_ if c["depth"] == d]
+        assert all(all(a >= b for a, b in zip(x, y)) for x, y in zip(leaves, leaves[1:]))
+    chosen = summary["tuning"]["chosen_params"]
+    assert summary["leaf_penalty"] == pytest.approx(chosen["leaf_cost"] * summary["n_rows"])
+    assert summary["objective"] == pytest.approx(
+        summary["train_error"] + summary["leaf_penalty"] * summary["n_leaves"])
+
+
 @pytest.mark.parametrize("algorithm", ["auto", "dl85"])
 def test_orchard_tune_trains_least_leaf_sizes_where_they_are_integers(algorithm, capsys):
     code = main(["tune", str(SAMPLES / "loans.csv"), "--algo", algorithm, "--depths", "2",
@@ -149,15 +187,18 @@ def test_orchard_tune_trains_least_leaf_sizes_where_they_are_integers(algorithm,
     out, err = capsys.readouterr()
     assert code == 0, err
     summary = json.loads(out)
-    assert [c["min_leaf"] for c in summary["tuning"]["candidates"]] == [1, 30]
+    assert [(c["min_leaf"], c["leaf_cost"]) for c in summary["tuning"]["candidates"]] \
+        == [(1, 0.0), (1, 0.01), (30, 0.0), (30, 0.01)]
     assert all(c["complete"] for c in summary["tuning"]["candidates"])
 
 
 @pytest.mark.parametrize("argv, words", [
     (["--depths", "two"], "--depths takes numbers"),
-    (["--algo", "blossom", "--min-leaf", "5"], "no minimum leaf size"),
+    (["--algo", "sat-depth", "--min-leaf", "5"], "no minimum leaf size"),
     (["--folds", "1"], "between 2 and 100 folds"),
     (["--param", "depth=3"], "--depths"),
+    (["--param", "leaf_cost=0.1"], "--leaf-cost"),
+    (["--algo", "sat-depth", "--leaf-cost", "0.1"], "no cost per leaf"),
     (["--time-limit", "0"], "positive"),
 ])
 def test_orchard_tune_refuses_bad_requests_in_one_sentence(argv, words, capsys):
@@ -173,11 +214,12 @@ def test_orchard_tune_in_a_notebook_returns_the_chosen_fitted_tree():
 
     X, y = load_iris(return_X_y=True)
     model = orchard.tune(X, y, algorithm="greedy", depths=[1, 2, 3], min_leaf=[1, 10],
-                         cv=3)
+                         leaf_cost=[0, 0.02], cv=3)
     table = model.tuning_
-    assert len(table) == 6 and table["chosen"].sum() == 1 and table["best"].sum() == 1
+    assert len(table) == 12 and table["chosen"].sum() == 1 and table["best"].sum() == 1
     row = table[table["chosen"]].iloc[0]
-    assert model.tuned_params_ == {"max_depth": row["depth"], "min_leaf": row["min_leaf"]}
+    assert model.tuned_params_ == {"max_depth": row["depth"], "min_leaf": row["min_leaf"],
+                                   "leaf_cost": row["leaf_cost"]}
     assert model.max_depth == row["depth"]
     best = table[table["best"]].iloc[0]
     assert row["mean_accuracy"] >= best["mean_accuracy"] - best["standard_error"] - 1e-12

@@ -23,6 +23,10 @@ exact search here that takes the constraint (ConTree's and Blossom's similarity 
 assume that moving rows between two leaves changes the error by at most their weight,
 which a least leaf size breaks), on the same binary route; the greedy tree it starts
 from is grown with the same least leaf, so it is still never worse than greedy's.
+
+A cost per leaf (`leaf_cost`) goes to whichever of the three runs (each minimises the
+error + that cost per leaf exactly), and the greedy tree it starts from is pruned for
+the same cost.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ import numpy as np
 from engine.data.dataset import Dataset, counted
 from engine.data.features import format_number
 from engine.featurize import binarized
-from engine.solvers.protocol import DEPTH, Param, Result, Solver
+from engine.solvers.protocol import DEPTH, LEAF_COST, Param, Result, Solver
 from engine.solvers.registry import get_solver, register
 from engine.solvers.warm_start import warm_started
 
@@ -105,7 +109,8 @@ class Auto(Solver):
     params = (DEPTH,
               Param("min_leaf", "int", 1,
                     "Least rows (total weight) in every leaf; above 1 DL8.5 searches, "
-                    "the exact search here that takes this constraint.", 1, None))
+                    "the exact search here that takes this constraint.", 1, None),
+              LEAF_COST)
     # The solvers it may run: their kernels are its own (`compile_ahead`).
     delegates = ("blossom", "contree", "dl85")
 
@@ -118,8 +123,8 @@ class Auto(Solver):
         min_leaf = int(params["min_leaf"])
         name, reason = choose(data, depth, monitor.time_limit, min_leaf)
         solver = get_solver(name)
-        resolved = solver.resolve({"depth": depth, **({"min_support": min_leaf}
-                                                      if name == "dl85" else {})})
+        resolved = solver.resolve({"depth": depth, "leaf_cost": params["leaf_cost"],
+                                   **({"min_support": min_leaf} if name == "dl85" else {})})
         monitor.checkpoint(f"starting {solver.title}")
         if solver.needs == "binary" and not data.is_binary:
             # The greedy tree on the numbers first: the answer if time runs out while
