@@ -20,6 +20,17 @@ counting walks are short.
 leaf is non-empty.  The reported `train_error` is the error of the returned tree on
 `data` itself; the lower bound is the weight no tree can classify correctly
 (identical inputs with different classes) until optimality is proven.
+
+Cost per leaf (`leaf_cost`, the protocol's `LEAF_COST`): with a penalty P =
+leaf_cost x the training weight, both solvers minimise error + P x leaves over the
+same trees (depth, `min_support`), exactly; the kernel compares, bounds and caches
+that objective (see `kernel`), gets P as a float64 argument (0: the same search,
+value for value, as without a cost), and the incumbents, `lower_bound` and `optimal`
+are about it (`Result.objective`).  The lower bound before the proof is then the
+unavoidable error plus P, or the root leaf's objective when less than that plus 2 P
+(a tree splits into two leaves at least).  A fractional P makes the objectives
+inexact sums that may be closer than a unit: the comparisons then take the tolerance
+of fractional weights.
 """
 
 from __future__ import annotations
@@ -57,7 +68,7 @@ from engine.solvers.dl85.rules import (
     RULE_TOPK_STAR,
     RULES,
 )
-from engine.solvers.protocol import DEPTH, Param, Result, Solver
+from engine.solvers.protocol import DEPTH, LEAF_COST, Param, Result, Solver, leaf_penalty
 from engine.solvers.registry import register
 from engine.solvers.threads import THREADS, resolve, threads_param
 
@@ -73,7 +84,7 @@ PAIR_ENTRIES = 1 << 24
 class Problem:
     """The kernel's input derived from a Dataset (see the module docstring)."""
 
-    def __init__(self, data, min_support: int, progress=None):
+    def __init__(self, data, min_support: int, penalty: float = 0.0, progress=None):
         rows = BinaryRows(data, "DL8.5", progress=progress)
         self.n_classes = rows.n_classes
         self.fmap = rows.fmap
@@ -101,6 +112,14 @@ class Problem:
             self.sup, self.check_sup = float(min_support) - self.eps, True
         else:
             self.sup, self.check_sup = (1.0 if self.exact else max(self.eps, 1e-300)), False
+        self.penalty = float(penalty)
+        total = float(self.w.sum())
+        if self.eps == 0.0 and self.penalty and not (
+                self.penalty == np.floor(self.penalty)
+                and total + self.penalty * (len(self.y) + 1) < 2.0 ** 52):
+            # objectives (integer errors + a fractional penalty per leaf) are no
+            # longer exact sums, nor a unit apart: compare them as fractional weights'
+            self.eps = 1e-9 * max(total, 1.0)
         self.n_features = F
         self.stats = {**rows.stats(len(self.y), self.offset),
                       "features_flipped": int(self.flip.sum())}
@@ -176,8 +195,16 @@ class _DL85Base(Solver):
 
     def solve(self, data, params, monitor) -> Result:
         depth = params["depth"]
-        problem = Problem(data, params["min_support"], monitor.checkpoint)
+        penalty = leaf_penalty(params, data.w.sum())
+        problem = Problem(data, params["min_support"], penalty, monitor.checkpoint)
         K = problem.n_classes
+        # what every tree costs at least: the unavoidable error and one leaf (two when
+        # it splits)
+        root_leaf = float(data.w.sum() - np.bincount(
+            data.y, weights=data.w, minlength=K).max()) if len(data.y) else 0.0
+        global_lb = problem.lower_bound + penalty
+        if penalty and depth > 0:
+            global_lb = min(root_leaf + penalty, problem.lower_bound + 2.0 * penalty)
 
         def new_sink():
             return ks.IncumbentSink(problem.max_nodes(depth), K)
@@ -201,10 +228,11 @@ class _DL85Base(Solver):
             """dl85_search's arguments before `restart`, for a rule and threshold."""
             return (problem.Xt, problem.indptr, problem.indices, problem.y, problem.w,
                     problem.lbw, problem.has_lbw, K, depth, problem.sup, problem.check_sup,
-                    problem.eps, ORDERINGS[params["ordering"]], rule, relaxation, thr,
+                    problem.eps, problem.penalty, ORDERINGS[params["ordering"]], rule,
+                    relaxation, thr,
                     step, factor, rule_d2, params["anytime_trees"], zobrist, use_d2, lvl0,
                     search_budget, PUBLISH_INTERVAL, problem.Xg, problem.Vg, problem.fmap,
-                    problem.flip, problem.offset, problem.lower_bound)
+                    problem.flip, problem.offset, global_lb)
 
         absorbed = 0
         if threads > 1:
@@ -225,10 +253,12 @@ class _DL85Base(Solver):
         tree = make_tree(feature, threshold, left, right, value)
         train_error = tree.error(data.X, data.y, data.w)
         optimal = bool(optimal)
-        lower_bound = train_error if optimal else min(problem.lower_bound, train_error)
+        objective = train_error + penalty * tree.n_leaves
+        lower_bound = objective if optimal else min(global_lb, objective)
         stats = dict(problem.stats)
         stats.update({
-            "kernel_error": float(error) + problem.offset,
+            "kernel_error": float(error) + problem.offset - penalty * tree.n_leaves,
+            "kernel_objective": float(error) + problem.offset,
             "branches": int(raw[ST_NODES]),
             "depth_two_solved": int(raw[ST_D2]),
             "cache_hits": int(raw[ST_HITS]),
@@ -249,9 +279,13 @@ class _DL85Base(Solver):
             "pair_count_levels": depth - 1 - lvl0 if use_d2 else 0,
             "nodes": tree.n_nodes,
         })
+        if not monitor.incumbents:
+            # threads: a root the probe settled (a leaf no tree beats) runs no task,
+            # and a task's root leaf is not published; the answer is an incumbent too
+            monitor.publish(tree, objective, lower_bound)
         status = monitor.final_status(optimal)
         return Result(tree, train_error, lower_bound, optimal, status, monitor.elapsed(),
-                      list(monitor.incumbents), stats)
+                      list(monitor.incumbents), stats, penalty)
 
 
 @register
@@ -260,7 +294,7 @@ class DL85(_DL85Base):
     title = "DL8.5"
     summary = ("Optimal tree of bounded depth by depth-first search with a cache of "
                "solved branches (0/1 features).")
-    params = (DEPTH, MIN_SUPPORT, ORDERING, ANYTIME_TREES, CACHE_MB, THREADS)
+    params = (DEPTH, MIN_SUPPORT, LEAF_COST, ORDERING, ANYTIME_TREES, CACHE_MB, THREADS)
 
 
 @register
@@ -303,7 +337,7 @@ class CADL85(_DL85Base):
                     "Let the rule also prune the branches one level above the maximum "
                     "depth (Algorithm 2 to the letter); by default their best split is "
                     "always taken, which the depth-two step gets for free."),
-              MIN_SUPPORT, ORDERING, ANYTIME_TREES, CACHE_MB,
+              MIN_SUPPORT, LEAF_COST, ORDERING, ANYTIME_TREES, CACHE_MB,
               threads_param(1, "one by default: restarts wait for each other, so two "
                                "threads gain 1.2-1.6x on runs of seconds and lose on "
                                "shorter ones"))

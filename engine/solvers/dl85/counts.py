@@ -16,6 +16,10 @@ feature that is 1 on most rows, so the lists are short.
   is scanned.  Counts are float64: exact when every weight is an integer (sums
   below 2^52; then no tolerance is used), otherwise comparisons use a tolerance
   eps.  (int32 counts were measured no faster, and one type means one compilation.)
+* `stump` and `d2_solve` minimise the kernel's objective, the error plus `pen` per
+  leaf (the cost per leaf; 0: the error alone, computed exactly as without it): a
+  split must beat its leaf by more than the second leaf's cost, and a side whose
+  leaf error is at most `pen` stays a leaf (any split costs at least 2 pen).
 """
 
 import numpy as np
@@ -218,15 +222,17 @@ def order_features(acc, sup, kind, dom, scores, idx, gains, need_gain):
 
 
 @njit(cache=True, nogil=True)
-def stump(acc, sup, check_sup, eps):
-    """Best tree of depth <= 1 from per-feature counts: (error, feature or -1).
-    A split must beat the leaf by more than eps; ties go to the lowest index."""
+def stump(acc, sup, check_sup, eps, pen):
+    """Best tree of depth <= 1 from per-feature counts: (objective, feature or -1),
+    the objective being the error plus `pen` per leaf.  A split must beat the leaf by
+    more than eps; ties go to the lowest index."""
     K = acc.shape[0]
     F = acc.shape[1] - 1
-    best, W = leaf_stats(acc, F)
+    leaf, W = leaf_stats(acc, F)
     best_g = -1
-    if best <= eps:
-        return best, best_g
+    if leaf <= pen + eps:   # a split costs at least 2 pen: the leaf is optimal
+        return leaf + pen, best_g
+    best = leaf - pen   # what a split's error must beat (its second leaf costs pen)
     for g in range(F):
         mR = 0.0
         mL = 0.0
@@ -243,18 +249,23 @@ def stump(acc, sup, check_sup, eps):
         if err < best - eps:
             best = err
             best_g = g
-    return best, best_g
+    if best_g < 0:
+        return leaf + pen, best_g
+    return best + 2.0 * pen, best_g
 
 
 @njit(cache=True, nogil=True)
-def d2_solve(C, T, sup, check_sup, eps, lb, rule, active, thr, st, level, kind, acc, dom,
-             scores, idx, gains, pos):
-    """Optimal tree of depth <= 2 of a branch from its pair counts C, T.
+def d2_solve(C, T, sup, check_sup, eps, pen, lb, rule, active, thr, st, level, kind, acc,
+             dom, scores, idx, gains, pos):
+    """Optimal tree of depth <= 2 of a branch from its pair counts C, T, for the
+    objective error + `pen` per leaf; `lb` is a lower bound on that objective (the
+    search stops at a tree reaching it).
 
-    Returns (error, root feature or -1, feature of the x = 0 child or -1, of the
+    Returns (objective, root feature or -1, feature of the x = 0 child or -1, of the
     x = 1 child or -1, exact).  Under an active CA rule a child of the root whose
     state is pruned stays a leaf (and the result is not exact); the grandchildren
-    are at the maximum depth, hence terminal.
+    are at the maximum depth, hence terminal.  A side whose leaf error is at most
+    `pen` stays a leaf (a split costs at least 2 pen, so the leaf is optimal: exact).
     """
     K, F, _ = C.shape
     W = 0.0
@@ -263,12 +274,12 @@ def d2_solve(C, T, sup, check_sup, eps, lb, rule, active, thr, st, level, kind, 
         W += T[k]
         most = max(most, 1.0 * T[k])
     leaf = W - most
-    best = leaf
+    best = leaf + pen
     bi = -1
     bjL = -1
     bjR = -1
     exact = True
-    if leaf <= lb + eps:
+    if best <= lb + eps or leaf <= pen + eps:
         return best, bi, bjL, bjR, exact
     best_gain = 0.0
     if active:
@@ -290,8 +301,8 @@ def d2_solve(C, T, sup, check_sup, eps, lb, rule, active, thr, st, level, kind, 
             continue
         leafR = WR - mR
         leafL = WL - mL
-        doR = leafR > eps
-        doL = leafL > eps
+        doR = leafR > pen + eps
+        doL = leafL > pen + eps
         if active:
             p = pos[i]
             if doL:
@@ -304,8 +315,9 @@ def d2_solve(C, T, sup, check_sup, eps, lb, rule, active, thr, st, level, kind, 
                 if pruned(rule, active, thr, cst, p, level):
                     doR = False
                     exact = False
-        eR = leafR
-        eL = leafL
+        # the error a side's split must beat (its second leaf costs pen more)
+        eR = leafR - pen
+        eL = leafL - pen
         jR = -1
         jL = -1
         if K == 2 and not check_sup:
@@ -366,7 +378,9 @@ def d2_solve(C, T, sup, check_sup, eps, lb, rule, active, thr, st, level, kind, 
                     if e < eL - eps:
                         eL = e
                         jL = j
-        v = eL + eR
+        cL = leafL + pen if jL < 0 else eL + 2.0 * pen
+        cR = leafR + pen if jR < 0 else eR + 2.0 * pen
+        v = cL + cR
         if v < best - eps:
             best = v
             bi = i

@@ -20,6 +20,23 @@ Speed-ups, all exact:
   a feature that cannot beat the bound is skipped without touching the rows.
 * A branch whose best error equals its lower bound stops.
 
+Cost per leaf
+-------------
+With `pen` > 0 (the adapter's leaf penalty, in weight units) the search minimises
+the objective error + pen x leaves, and every quantity above is in those units: a
+leaf costs its misclassified weight + pen, a split the sum of its two children, so
+upper bounds passed down, bounds and trees in the cache, the rules' restarts' bounds
+and the published incumbents are objectives.  The lower bounds get what the cost
+adds: a branch costs at least pen, and a branch that splits at least 2 pen, so a
+child's bound is its leaf's objective at the maximum depth, else at least pen +
+min(leaf error, pen) (before touching the rows), and min(leaf + pen, unavoidable
+error + 2 pen) once its rows are known; the root's bound likewise.  "A pure branch
+stops" becomes "a branch whose leaf error is at most pen is a leaf" (any split costs
+2 pen or more; `counts.stump`, `counts.d2_solve`), and a split there must beat the
+leaf by its second leaf's cost.  Only the CA rules' states (purity, gains) still
+read plain errors: they choose what a restart prunes, never what is proven.  With
+pen = 0 every added term is 0 and the search is the one without a cost.
+
 CA-DL8.5 (Algorithm 2)
 ----------------------
 The same search, restarted with a rule (`rules`) that prunes children (they
@@ -194,7 +211,7 @@ def _bound(l, fub, fbest, shared, margin):
 
 @njit(cache=True, nogil=True)
 def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, sup,
-                check_sup, eps, kind, rule, relaxation, thr0, step, factor, rule_d2,
+                check_sup, eps, pen, kind, rule, relaxation, thr0, step, factor, rule_d2,
                 snapshots, Z, use_d2, lvl0, memory_budget, interval, Xg, Vg, fmap, flip,
                 offset, global_lb, restart, root_position, root_end, shared, margin, goal,
                 control, state, events, nodes, thresholds, values, cache):
@@ -204,7 +221,8 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
     the same rows sparsely (features equal to 1), y: int64[n] classes, w: float64[n]
     weights, lbw: float64[n] unavoidable error weight per row (has_lbw: any is
     non-zero), sup: least weight of a leaf (check_sup: test it in the depth-two step
-    too), eps: tolerance of comparisons (0 when the weights are integers), kind:
+    too), eps: tolerance of comparisons (0 when the weights are integers), pen: the
+    cost of a leaf (see the module docstring; 0: the error alone), kind:
     feature ordering, rule/relaxation/thr0/step/factor: the CA rule (RULE_NONE: plain
     DL8.5), rule_d2: let the rule prune children one level above the maximum depth,
     snapshots: publish stop-now trees during a restart (else only restart results),
@@ -212,7 +230,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
     counts, memory_budget: bytes for cache and records, interval: least seconds
     between publications, Xg/Vg: distinct rows (internal features) and their original
     class weights, fmap/flip: original column and flip of each feature,
-    offset/global_lb: added to published errors / published lower bound,
+    offset/global_lb: added to published objectives / the published lower bound,
     control/state..values: Monitor and IncumbentSink, cache: the cache and records
     to start from (`cache.empty()`, or what an earlier call returned).
 
@@ -227,7 +245,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
     thread: root_position = -1, shared[0] = inf, margin = 0, goal = -inf.
 
     Returns (feature, threshold, left, right, value) of the best tree (preorder,
-    original columns), its error on the kernel's rows, whether it is proven optimal,
+    original columns), its objective on the kernel's rows, whether it is proven optimal,
     statistics (float64[N_STATS]) and the cache (to pass to the next call).
     """
     F = Xt.shape[0]
@@ -296,13 +314,16 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
     root_acc = D1[0]
     stopped = scan_features(rows, zero, n, indptr, indices, y, w, root_acc, control)
     root_leaf, root_w = leaf_stats(root_acc, F)
+    root_obj = root_leaf + pen
     root_lb = 0.0
     if has_lbw:
         for r in range(n):
             root_lb += lbw[r]
+    if pen > 0.0:   # a leaf, or a split: at least two leaves
+        root_lb = root_obj if D == 0 else min(root_obj, root_lb + 2.0 * pen)
 
     # ---------------------------------------------------------------- incumbent
-    inc_err = root_leaf
+    inc_err = root_obj
     inc_rec = zero + LEAF
     optimal = False
     last_publish = ks.monotonic()
@@ -327,7 +348,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
 
     if stopped:
         pass
-    elif D == 0 or F == 0 or root_leaf <= root_lb + eps or \
+    elif D == 0 or F == 0 or root_obj <= root_lb + eps or \
             shared[0] - margin <= root_lb + eps:
         # (the last: another thread's tree already reaches the unavoidable error, so
         # no tree of this task can be the answer)
@@ -347,7 +368,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
             flo[0] = 0
             fub[0] = np.inf if iteration == 1 else inc_err
             flb[0] = max(root_lb, goal)
-            fleaf[0] = root_leaf
+            fleaf[0] = root_obj
             fbest[0] = np.inf
             fbrec[0] = NONE
             fst[0] = 0.0
@@ -414,7 +435,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                             rule, 0.0, 0, root_leaf, root_w, 0.0, 0.0), 0, 0):
                         # the rule prunes the root itself (purity): a leaf this time
                         stats[ST_RULE] += 1
-                        r_err = root_leaf
+                        r_err = root_obj
                         r_rec = zero + LEAF
                         r_exact = False
                         have_ret = True
@@ -452,7 +473,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                         if rem == 2:
                             stats[ST_D2] += 1
                             v, bi, bjL, bjR, ex = d2_solve(
-                                CB[ci, s], TB[ci, s], sup, check_sup, eps, flb[l], rule,
+                                CB[ci, s], TB[ci, s], sup, check_sup, eps, pen, flb[l], rule,
                                 active and rule_d2, thr, fst[l], l, kind, acc2, dom2,
                                 scores, idx,
                                 GAINS[l], pos2)
@@ -493,7 +514,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                             stopped = True
                             break
                         if rem == 1:
-                            v, g = stump(acc, sup, check_sup, eps)
+                            v, g = stump(acc, sup, check_sup, eps, pen)
                             rec = rec_stump(R, RC, rfree, rmeta, g)
                             rec_release(R, RC, rfree, rmeta, fbrec[l], rstack)
                             r_err = v
@@ -535,6 +556,8 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                         B = _bound(l, fub, fbest, shared, margin)
                         lbL = 0.0
                         lbR = 0.0
+                        eL_leaf = 0.0
+                        eR_leaf = 0.0
                         hL0 = fhi[l] ^ Z[2 * g, 0]
                         hL1 = flo[l] ^ Z[2 * g, 1]
                         e = cache_find(keys, slots, hL0, hL1)
@@ -551,10 +574,24 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                                 lbR = vals[e, V_ERR]
                             else:
                                 lbR = vals[e, V_LB]
+                        if pen > 0.0:
+                            # a child costs its leaf, or two leaves at least (only its
+                            # leaf at the maximum depth)
+                            eL_leaf, _ = side_stats(D1[l], g, F, 0)
+                            eR_leaf, _ = side_stats(D1[l], g, F, 1)
+                            if l + 1 == D:
+                                lbL = max(lbL, eL_leaf + pen)
+                                lbR = max(lbR, eR_leaf + pen)
+                            else:
+                                lbL = max(lbL, pen + min(eL_leaf, pen))
+                                lbR = max(lbR, pen + min(eR_leaf, pen))
                         if lbL + lbR >= B - eps:
                             stats[ST_BOUND] += 1
                             continue
                         mid, lb0, lb1 = partition(Xt, rows, fa[l], fb[l], g, lbw, has_lbw)
+                        if pen > 0.0 and has_lbw and l + 1 < D:
+                            lb0 = min(eL_leaf + pen, lb0 + 2.0 * pen)
+                            lb1 = min(eR_leaf + pen, lb1 + 2.0 * pen)
                         lbL = max(lbL, lb0)
                         lbR = max(lbR, lb1)
                         if lbL + lbR >= B - eps:
@@ -566,7 +603,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                         flbL[l] = lbL
                         flbR[l] = lbR
                         eR_leaf, _ = side_stats(D1[l], g, F, 1)
-                        fleafR[l] = eR_leaf
+                        fleafR[l] = eR_leaf + pen
                         cflag[l + 1, 0] = False
                         cflag[l + 1, 1] = False
                         fcs[l] = 0
@@ -617,8 +654,9 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                     lo = flo[l] ^ Z[2 * g + s, 1]
                     fphase[l] = PH_RESULT
                     have_ret = True
-                    if c == D or ec <= lbc + eps:
-                        r_err = ec
+                    ecp = ec + pen   # the child as a leaf
+                    if c == D or ecp <= lbc + eps:
+                        r_err = ecp
                         r_rec = zero + LEAF
                         r_exact = True
                         continue
@@ -643,7 +681,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                     cst = child_state(rule, fst[l], fidx[l], ec, wc, fbg[l], GAINS[l, g])
                     if (rule_d2 or c < D - 1) and pruned(rule, active, thr, cst, fidx[l], l):
                         stats[ST_RULE] += 1
-                        r_err = ec
+                        r_err = ecp
                         r_rec = zero + LEAF
                         r_exact = False
                         continue
@@ -668,7 +706,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                             stopped = True
                             have_ret = False
                             break
-                        v, gg = stump(accc, sup, check_sup, eps)
+                        v, gg = stump(accc, sup, check_sup, eps, pen)
                         r_err = v
                         r_rec = rec_stump(R, RC, rfree, rmeta, gg)
                         r_exact = True
@@ -682,7 +720,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                     flo[c] = lo
                     fub[c] = cub
                     flb[c] = lbc
-                    fleaf[c] = ec
+                    fleaf[c] = ecp
                     fst[c] = cst
                     fbest[c] = np.inf
                     fbrec[c] = NONE
