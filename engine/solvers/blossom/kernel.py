@@ -120,6 +120,29 @@ Lower bounds
   ancestor itself stays exact (every pruned subtree was no better than its best),
   so the root's value is optimal when the search is exhausted.
 
+A cost per leaf
+---------------
+With `penalty` > 0 (`leaf_cost` x the training weight) the kernel minimises the
+objective error + penalty x leaves over the same trees, and every value it compares,
+bounds, caches and publishes is that objective: a leaf costs its misclassified weight
++ penalty, a split the sum of its two children (`best`, the children's values, the
+cache's values, the root's value and the published incumbents).  Counts and `lb` (the
+unavoidable error, from which the children's is derived) stay in weight units; the
+lower bound of a branch in objective units, `F_BOUND`, is `_bound`: min(leaf error +
+penalty, lb + 2 penalty), as any subtree is the leaf or has two leaves at least (lb
+itself without a penalty).  So the shortcuts that a pure branch is a leaf become "a
+leaf within penalty of lb is optimal" (no split can be cheaper), and the root stops at
+its own `_bound`.  The depth-1 solvers compare errors and add the penalty at the end
+(a split of error e beats the leaf when e + penalty < leaf error).  The ancestor
+bound sums objectives of disjoint subtrees, so it holds as it is; the similarity
+bound holds as well, since a tree's leaf count does not depend on the rows (c's
+optimal tree on c' costs at most weight(c' minus c) more, with as many leaves).  With
+a penalty, objectives are not integers even with integer weights (no "they differ by
+at least one"): the caller then passes the tolerance of fractional weights (`eps` >
+0) while `exact` still says the counts are exact, and the fast paths that need exact
+counts (`_last_level_exact2`, `_least_pair2`) test `exact` and compare with `eps`.  With
+penalty = 0 every expression reduces to the error alone, bit for bit.
+
 Memory is one row permutation plus, per slot, F + K * (F + 1) numbers (slots grow
 by doubling up to min(2^(D-1), distinct rows)), records (four integers each; at
 most about D records per slot are alive) and the cache above.

@@ -10,9 +10,12 @@ feature), and between tasks copies in what the other threads' caches gained (wit
 caches kept apart, the other order of a branch fell to the other thread about half
 the time, and two threads gained 1.44x instead of 1.9x).  A first call with a position past the end
 counts the root's features.  Depth >= 3 only: below that a task is a single split.
-A tree reaching the root's lower bound (the unavoidable error) is optimal: every
-later task then ends at once (its target falls below that bound), the earlier ones
-stop at their first such tree.
+A tree reaching the root's lower bound (the unavoidable error; with a cost per leaf,
+the kernel's bound of the objective) is optimal: every later task then ends at once
+(its target falls below that bound), the earlier ones stop at their first such tree.
+"Error" below is the kernel's objective (error + penalty x leaves, see `kernel`): the
+tasks compare and share it, with the tolerance the adapter passes (fractional as
+soon as there is a penalty: objectives then differ by less than one unit).
 """
 
 from __future__ import annotations
