@@ -20,7 +20,8 @@ from optimal_trees import (
 
 from engine.solvers import get_solver
 from engine.solvers.dl85 import adapter as dl85_module
-from engine.solvers.dl85.rules import RELAXATIONS, RULES
+from engine.solvers.dl85.counts import d2_solve, stump
+from engine.solvers.dl85.rules import RELAXATIONS, RULE_NONE, RULES
 from engine.solvers.greedy import Greedy
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import LEAF_COST, Status
@@ -123,6 +124,49 @@ def test_the_least_objective_against_brute_force(algorithm):
         result = _solve(algorithm, dataset_from_arrays(X, y, w, K), params)
         _check(result, X, y, w, depth, support, leaf_cost, expected, (i, params),
                result.stats["threads"])
+
+
+def _pair_counts(X, y, w, K):
+    """C[k, i, j]: weight of class k with x_i = x_j = 1; T[k]: weight of class k."""
+    X = X.astype(np.float64)
+    C = np.stack([(X[y == k] * w[y == k, None]).T @ X[y == k] for k in range(K)])
+    T = np.array([w[y == k].sum() for k in range(K)])
+    return C, T
+
+
+def test_the_depth_two_step_and_the_stump_against_brute_force():
+    """The kernel's last two levels alone (`counts.d2_solve`, `counts.stump`), where the
+    "pure side" and "a split must pay for its leaf" shortcuts live: 600 tables with
+    leaf costs from half a row to three rows (and 0), with and without a minimum
+    support, two and three classes; the depth-two step given 0 or the optimum itself
+    as its lower bound."""
+    for i in range(600):
+        X, y, w, K = random_binary_case(9000 + i)
+        n, F = X.shape
+        W = float(w.sum())
+        penalty = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)[i % 6] * W / n
+        support = (1, 1, 2, 3)[(i // 6) % 4]
+        exact = bool(np.all(w == np.floor(w)))
+        eps = 0.0 if exact else 1e-9 * max(W, 1.0)
+        if support > 1:
+            sup, check = support - eps, True
+        else:
+            sup, check = (1.0 if exact else max(eps, 1e-300)), False
+        least = support if support > 1 else 0
+        C, T = _pair_counts(X, y, w, K)
+        acc = np.zeros((K, F + 1))
+        acc[:, :F] = np.diagonal(C, axis1=1, axis2=2)
+        acc[:, F] = T
+        one, _ = stump(acc, sup, check, eps, penalty)
+        expected = exhaustive(X, y, w, K, 1, min_support=least, leaf_penalty=penalty)
+        assert _close(one, expected), (i, "stump", one, expected)
+        expected = exhaustive(X, y, w, K, 2, min_support=least, leaf_penalty=penalty)
+        for lb in (0.0, expected):
+            two = d2_solve(C, T, sup, check, eps, penalty, lb, RULE_NONE, False, 0.0, 0.0, 0,
+                           0, np.zeros((K, F + 1)), np.zeros(F, dtype=np.int64),
+                           np.zeros(F), np.zeros(F, dtype=np.int64), np.zeros(F),
+                           np.zeros(F, dtype=np.int64))
+            assert two[4] and _close(two[0], expected), (i, "d2", lb, two[0], expected)
 
 
 def test_without_the_depth_two_step_against_brute_force(monkeypatch):
