@@ -299,7 +299,8 @@ def test_registered_with_its_parameters():
     assert solver.needs == "any" and solver.proves_optimality and solver.title == "ConTree"
     assert "\n" not in solver.summary
     assert solver.resolve({"depth": "4", "max_gap": "0.01"}) == {
-        "depth": 4, "max_gap": 0.01, "memory_mb": 2048, "leaf_cost": 0.0, "threads": 0}
+        "depth": 4, "max_gap": 0.01, "memory_mb": 2048, "min_leaf": 1, "leaf_cost": 0.0,
+        "threads": 0}
 
 
 @pytest.mark.parametrize("binarize", ["none", "quantile:4"])

@@ -515,7 +515,7 @@ def test_registered_with_their_parameters():
         assert solver.needs == "binary" and solver.proves_optimality
         assert "\n" not in solver.summary
     assert get_solver("dl85").resolve({"depth": "4", "ordering": "gini"}) == {
-        "depth": 4, "min_support": 1, "ordering": "gini", "anytime_trees": True,
+        "depth": 4, "min_support": 1, "leaf_cost": 0.0, "ordering": "gini", "anytime_trees": True,
         "cache_mb": 1024, "threads": 0}
     ca = get_solver("cadl85").resolve({"rule": "topk_star", "relax": "luby", "k": "3"})
     assert ca["rule"] == "topk_star" and ca["relax"] == "luby" and ca["k"] == 3

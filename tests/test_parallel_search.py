@@ -367,7 +367,7 @@ def _contree_task(X, y, w, K, depth, feature, key):
     control[ks.C_DEADLINE] = np.inf
     sink = ks.IncumbentSink(problem.tree_cap(), K)
     out = contree_search(problem.X, problem.y, problem.w, K, depth, 0.0, problem.eps,
-                         problem.penalty, IDX, RK, z[0], z[1], problem.tree_cap(), 1000, 8000, 1.0, feature, 0, 1,
+                         problem.penalty, problem.least, IDX, RK, z[0], z[1], problem.tree_cap(), 1000, 8000, 1.0, feature, 0, 1,
                          order, np.array([key]), 0.0, -np.inf, control, *sink.buffers())
     return int(out[0][0]), float(out[1][0]), float(out[5])
 

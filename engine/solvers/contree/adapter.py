@@ -17,6 +17,13 @@ moving rows between the two sides of a split changes a subtree's cost by at most
 their weight (its leaves stay as many), a side's optimum only grows with its rows,
 and every tree costs P at least (the bound below which nothing is searched).
 
+`min_leaf` asks for at least that weight in every leaf (the root alone excepted).
+Then a subtree's optimum no longer moves by at most the weight of the rows moved (a
+leaf that falls under the weight changes it at once), so the similarity rules
+(interval pruning and shrinking, the zero-error clip, D2Split's skip) are off and the
+search evaluates every split point with that weight on both sides; the bounds that
+remain (each subproblem's own, the cache, the upper bound) keep it exact.
+
 `max_gap` trades optimality for time: a node may prune splits that could improve it
 by less than its share of the gap (half for the node, a quarter for each child, as in
 the paper).  With max_gap = 0 a finished search is a proof of optimality; with a gap
@@ -101,7 +108,8 @@ def _unavoidable_error(X: np.ndarray, y: np.ndarray, w: np.ndarray, K: int) -> f
 class Problem:
     """The kernel's input derived from a Dataset."""
 
-    def __init__(self, data, depth: int, progress, leaf_cost: float = 0.0):
+    def __init__(self, data, depth: int, progress, leaf_cost: float = 0.0,
+                 min_leaf: float = 1.0):
         X = ks.kernel_array(data.X, np.float64, progress)
         w = np.asarray(data.w, dtype=np.float64)
         if (w < 0).any() or not np.isfinite(w).all():
@@ -118,6 +126,8 @@ class Problem:
         self.n, self.F, self.depth = n, F, depth
         self.total = float(self.w.sum())
         self.penalty = leaf_penalty({"leaf_cost": leaf_cost}, self.total)
+        # the least weight of a leaf for the kernel: 0 for none (one row, the default)
+        self.least = float(min_leaf) if min_leaf > 1 else 0.0
         # sums are exact with integral weights and no cost per leaf (sums of a
         # fraction of the weight taken in different orders are not)
         integral = bool(np.all(self.w == np.floor(self.w)) and self.total < 2.0 ** 52
@@ -171,6 +181,10 @@ class ConTree(Solver):
               Param("memory_mb", "int", 2048,
                     "Memory for the search and its cache of solved subproblems (MB); "
                     "a full cache is emptied and the search goes on.", 1, 1 << 20),
+              Param("min_leaf", "int", 1,
+                    "Least rows (total weight) in every leaf; above 1 the search "
+                    "tries every split point (its pruning rules need leaves of any "
+                    "size), so it is slower.", 1, None),
               LEAF_COST,
               THREADS)
 
@@ -184,7 +198,8 @@ class ConTree(Solver):
 
     def solve(self, data, params, monitor) -> Result:
         depth = params["depth"]
-        problem = Problem(data, depth, monitor.checkpoint, params["leaf_cost"])
+        problem = Problem(data, depth, monitor.checkpoint, params["leaf_cost"],
+                          params["min_leaf"])
         K = problem.n_classes
         penalty = problem.penalty
         G = problem.gap(params["max_gap"])
@@ -232,7 +247,7 @@ class ConTree(Solver):
                  cache) = ks.run(
                     monitor, contree_search,
                     (problem.X, problem.y, problem.w, K, depth, G, problem.eps, penalty,
-                     IDX, RK,
+                     problem.least, IDX, RK,
                      z1, z2, cap, entries, pool, PUBLISH_INTERVAL, -1, 0, 1,
                      np.arange(problem.F, dtype=np.int64), np.array([np.inf]), 0.0, -np.inf,
                      monitor.control, *sink.buffers()),

@@ -110,7 +110,7 @@ W_FORD, W_TBF, W_TBT, W_TBN, W_TMF, W_TMT, W_CODE, W_SCR, W_STATS, W_CTRL = rang
 W_IPAR, W_FPAR, W_SHARED, W_ROOT_ORDER = 22, 23, 24, 25
 # Integer parameters (W_IPAR) and float parameters (W_FPAR).
 IP_LO, IP_K, IP_D, IP_ROOTF, IP_PART, IP_PARTS = 0, 1, 2, 3, 4, 5
-FP_EPS, FP_MARGIN, FP_GOAL, FP_PENALTY = 0, 1, 2, 3
+FP_EPS, FP_MARGIN, FP_GOAL, FP_PENALTY, FP_LEAST = 0, 1, 2, 3, 4
 # Cache tuple CA: (dict, EV, ELB, EOFF, ELEN, PF, PT, CS); CS fields:
 CS_ENTRIES, CS_POOL, CS_EVICT, CS_PEAK = 0, 1, 2, 3
 # Publishing tuple PB: (state, events, nodes, thresholds, values, of, othr, ol, orr, oval,
@@ -188,7 +188,7 @@ def _right_max(cnt, fq, base, K):
 
 
 @njit(cache=True, nogil=True)
-def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, P, fq, cnt, control,
+def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, P, M, fq, cnt, control,
         order):
     """D2Split: the best depth-one trees of both sides of the split of the rows
     IDXs[:, off:off+nL] at position p of feature f1 (the first p rows by f1 go left),
@@ -197,7 +197,11 @@ def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, P, fq, cnt, contro
     Returns, per side (left, right): value of its tree, lower bound min(opt, UB)
     (exact below UB), feature (-1 for a leaf) and threshold.  Values count P per leaf;
     the sweep compares split errors with a side's target less its two leaves' cost
-    (t0 = min(leaf + P, UB) - 2 P), so its rules are those without a penalty.
+    (t0 = min(leaf + P, UB) - 2 P), so its rules are those without a penalty.  With a
+    least leaf weight M > 0 only points with at least M on both sides are trees, and
+    the similarity skip is off (`sim` = 0: moving rows can make a leaf too light, so
+    a point's error says nothing of its neighbours'); the other rules stand (the
+    left part's error only grows, a pure right part stays pure).
 
     For each side the sweep keeps its prefix class weights `cnt`, their total `wc` and
     largest `mxl`, and an upper bound `mxr` on the largest class weight still to come
@@ -230,6 +234,7 @@ def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, P, fq, cnt, contro
         m1 = max(m1, fq[K + k])
     v0 = W0 - m0
     v1 = W1 - m1
+    sim = 1.0 if M <= 0.0 else 0.0
     t0 = min(v0 + P, UB) - 2.0 * P
     t1 = min(v1 + P, UB) - 2.0 * P
     g0 = -1
@@ -271,9 +276,9 @@ def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, P, fq, cnt, contro
                         continue
                     r = srk[k]
                     wc0 = c00 + c01
-                    if r != lr0 and lr0 >= 0 and wc0 > need0:
+                    if r != lr0 and lr0 >= 0 and wc0 > need0 and wc0 >= M:
                         eL = min(c00, c01)
-                        if eL >= t0 - eps:
+                        if eL >= t0 - eps or W0 - wc0 < M:
                             done0 = True
                         else:
                             eR = min(F00 - c00, F01 - c01)
@@ -285,7 +290,7 @@ def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, P, fq, cnt, contro
                                 a0 = pv0
                                 b0 = i
                             else:
-                                need0 = wc0 + (err - t0)
+                                need0 = wc0 + sim * (err - t0)
                                 if need0 >= W0:
                                     done0 = True
                             if eR <= eps or t0 <= eps:
@@ -303,9 +308,9 @@ def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, P, fq, cnt, contro
                         continue
                     r = srk[k]
                     wc1 = c10 + c11
-                    if r != lr1 and lr1 >= 0 and wc1 > need1:
+                    if r != lr1 and lr1 >= 0 and wc1 > need1 and wc1 >= M:
                         eL = min(c10, c11)
-                        if eL >= t1 - eps:
+                        if eL >= t1 - eps or W1 - wc1 < M:
                             done1 = True
                         else:
                             eR = min(F10 - c10, F11 - c11)
@@ -317,7 +322,7 @@ def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, P, fq, cnt, contro
                                 a1 = pv1
                                 b1 = i
                             else:
-                                need1 = wc1 + (err - t1)
+                                need1 = wc1 + sim * (err - t1)
                                 if need1 >= W1:
                                     done1 = True
                             if eR <= eps or t1 <= eps:
@@ -362,14 +367,14 @@ def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, P, fq, cnt, contro
                     if done0:
                         continue
                     r = srk[k]
-                    if r != lr0 and lr0 >= 0 and wc0 > need0:
+                    if r != lr0 and lr0 >= 0 and wc0 > need0 and wc0 >= M:
                         eL = wc0 - mxl0
-                        if eL >= t0 - eps:
+                        if eL >= t0 - eps or W0 - wc0 < M:
                             done0 = True
                         else:
                             err = eL + (W0 - wc0) - mxr0
                             if err >= t0 - eps:
-                                need0 = wc0 + (err - t0)
+                                need0 = wc0 + sim * (err - t0)
                             else:
                                 mxr0 = _right_max(cnt, fq, 0, K)
                                 eR = (W0 - wc0) - mxr0
@@ -381,7 +386,7 @@ def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, P, fq, cnt, contro
                                     a0 = pv0
                                     b0 = i
                                 else:
-                                    need0 = wc0 + (err - t0)
+                                    need0 = wc0 + sim * (err - t0)
                                 if eR <= eps or t0 <= eps:
                                     done0 = True
                             if need0 >= W0:
@@ -400,14 +405,14 @@ def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, P, fq, cnt, contro
                     if done1:
                         continue
                     r = srk[k]
-                    if r != lr1 and lr1 >= 0 and wc1 > need1:
+                    if r != lr1 and lr1 >= 0 and wc1 > need1 and wc1 >= M:
                         eL = wc1 - mxl1
-                        if eL >= t1 - eps:
+                        if eL >= t1 - eps or W1 - wc1 < M:
                             done1 = True
                         else:
                             err = eL + (W1 - wc1) - mxr1
                             if err >= t1 - eps:
-                                need1 = wc1 + (err - t1)
+                                need1 = wc1 + sim * (err - t1)
                             else:
                                 mxr1 = _right_max(cnt, fq, K, K)
                                 eR = (W1 - wc1) - mxr1
@@ -419,7 +424,7 @@ def _d2(IDXs, RKs, off, nL, f1, p, X, y, w, code, K, UB, eps, P, fq, cnt, contro
                                     a1 = pv1
                                     b1 = i
                                 else:
-                                    need1 = wc1 + (err - t1)
+                                    need1 = wc1 + sim * (err - t1)
                                 if eR <= eps or t1 <= eps:
                                     done1 = True
                             if need1 >= W1:
@@ -747,8 +752,8 @@ def _greedy(L, off, nL, W):
     thr = _mid(X[IDXs[f, off + p - 1], f], X[IDXs[f, off + p], f])
     if L == 2:
         vL, lbL, fL, tL, vR, lbR, fR, tR = _d2(IDXs, RKs, off, nL, f, p, X, y, w, code, K,
-                                               INF, eps, P, scr[1], scr[2], control,
-                                               W[W_FORD][s])
+                                               INF, eps, P, 0.0, scr[1], scr[2],
+                                               control, W[W_FORD][s])
         if vL + vR < leaf - eps:
             TBN[L] = _compose_d2(TBF, TBT, L, f, thr, fL, tL, fR, tR)
             return vL + vR
@@ -815,6 +820,8 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
     K = W[W_IPAR][IP_K]
     eps = W[W_FPAR][FP_EPS]
     P = W[W_FPAR][FP_PENALTY]
+    M = W[W_FPAR][FP_LEAST]
+    free = M <= 0.0   # no least leaf weight: every pruning rule holds
     s = L - lo
     IDXs = IDX[s]
     RKs = RK[s]
@@ -839,8 +846,8 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
         nat = W[W_FORD][s]
         for g in range(F):
             nat[g] = g
-        res = _d2(IDXs, RKs, off, nL, zero, zero, X, y, w, code, K, INF, eps, P, scr[1],
-                  scr[2], control, nat)
+        res = _d2(IDXs, RKs, off, nL, zero, zero, X, y, w, code, K, INF, eps, P, M,
+                  scr[1], scr[2], control, nat)
         if res[6] >= 0:
             TBF[L, 0] = res[6]
             TBT[L, 0] = res[7]
@@ -878,6 +885,9 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
 
     FORD = W[W_FORD][s]
     shared = W[W_SHARED]
+    weight = 0.0   # of the rows here (a least leaf weight bounds the split points)
+    for k in range(K):
+        weight += tot[k]
     margin = W[W_FPAR][FP_MARGIN]
     # a root told to search one feature (see contree_search) has the order computed
     # once for all threads (D2Split sweeps its second features in it)
@@ -923,8 +933,11 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
         if rootf >= 0:   # one part of the root feature's split points
             Qs[0, 0] = W[W_IPAR][IP_PART] * m // W[W_IPAR][IP_PARTS]
             Qs[0, 1] = (W[W_IPAR][IP_PART] + 1) * m // W[W_IPAR][IP_PARTS] - 1
-            if Qs[0, 0] > Qs[0, 1]:
-                continue
+        if not free:   # the split points with at least M on both sides: a run
+            Qs[0, 0] = max(Qs[0, 0], _last_below(CWs, 0, m - 1, M) + 1)
+            Qs[0, 1] = min(Qs[0, 1], _first_above(CWs, 0, m - 1, weight - M) - 1)
+        if Qs[0, 0] > Qs[0, 1]:
+            continue
         Qs[0, 2] = -1
         Qs[0, 3] = -1
         ML = 0
@@ -955,18 +968,19 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
                 j = MR
             if i > j:
                 continue
-            # sub-interval pruning
-            lu = RLs[u] if u >= 0 else 0.0
-            rv = RRs[v] if v >= 0 else 0.0
+            # sub-interval pruning, interval shrinking (not with a least leaf weight:
+            # a side's optimum then neither grows with its rows nor moves by at most
+            # their weight, a leaf falling under the weight changes it at once)
+            lu = RLs[u] if u >= 0 and free else 0.0
+            rv = RRs[v] if v >= 0 and free else 0.0
             if lu + rv >= T + eps:
                 stats[ST_PRUNED_SP] += 1
                 continue
-            # interval shrinking
-            if u >= 0:
+            if u >= 0 and free:
                 du = RLs[u] + RRs[u] - T - eps
                 if du >= 0.0:
                     i = _first_above(CWs, i, j, CWs[u] + du)
-            if v >= 0 and i <= j:
+            if v >= 0 and i <= j and free:
                 dv = RLs[v] + RRs[v] - T - eps
                 if dv >= 0.0:
                     j = _last_below(CWs, i, j, CWs[v] - dv)
@@ -987,8 +1001,8 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
             if L == 2:
                 stats[ST_D2_CALLS] += 1
                 vL, lbL, fL, tL, vR, lbR, fR, tR = _d2(
-                    IDXs, RKs, off, nL, f, p, X, y, w, code, K, T, eps, P, scr[1], scr[2],
-                    control, FORD)
+                    IDXs, RKs, off, nL, f, p, X, y, w, code, K, T, eps, P, M, scr[1],
+                    scr[2], control, FORD)
                 if control[ks.C_STOP] != 0.0:
                     return best, 0.0
             else:
@@ -1013,7 +1027,8 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
                 zero = nL - nL
                 child = nL < 0  # False, not a literal
                 none = UB + INF  # no starting tree (a float, not a literal)
-                eta = max(CWs[mid] - CWs[i], CWs[j] - CWs[mid])
+                # (what neighbourhood pruning needs: nothing with a least leaf weight)
+                eta = max(CWs[mid] - CWs[i], CWs[j] - CWs[mid]) if free else 0.0
                 left_first = nl >= nr
                 if left_first:
                     v1, lb1 = _ct(L - 1, zero, nl, T, gc, child, none, hl1, hl2, W, CA, PB)
@@ -1050,9 +1065,9 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
             # bound, which the node's own guarantee (G = gh + 2 gc) absorbs
             RLs[mid] = lbL + gc
             RRs[mid] = lbR + gc
-            if compL and vL <= P + eps and mid + 1 > ML and not ties:
+            if compL and vL <= P + eps and mid + 1 > ML and not ties and free:
                 ML = mid + 1   # (the splits to the left are no better, but may tie)
-            if compR and vR <= P + eps and mid - 1 < MR:
+            if compR and vR <= P + eps and mid - 1 < MR and free:
                 MR = mid - 1
             vw = vL + vR
             if vw < best - eps or (ties and vw <= best and mid < bidx):
@@ -1081,7 +1096,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
             if ties and i < bidx:
                 T = _tie_target(T, UB, best, shared, margin)
             dl = RLs[mid] + RRs[mid] - T - eps
-            if dl < 0.0:
+            if dl < 0.0 or not free:
                 dl = 0.0
             if mid + 1 <= j:
                 k2 = _first_above(CWs, mid + 1, j, CWs[mid] + dl)
@@ -1119,12 +1134,14 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
 
 
 @njit(cache=True, nogil=True)
-def contree_search(X, y, w, K, D, G, eps, P, IDX, RK, z1, z2, tree_cap, cache_entries,
+def contree_search(X, y, w, K, D, G, eps, P, M, IDX, RK, z1, z2, tree_cap, cache_entries,
                    pool_nodes, interval, root_feature, part, parts, order, shared, margin,
                    goal, control, state, events, nodes, thresholds, values):
     """Optimal tree of depth <= D on X (float64[n, F]), classes y (int64 < K), weights
     w (float64 > 0), within gap G (absolute weight; 0 = optimal); with P > 0 the value
-    minimised is the error + P per leaf (every value and bound below counts it).
+    minimised is the error + P per leaf (every value and bound below counts it); with
+    M > 0 every leaf of a split holds at least M weight (the similarity rules and the
+    greedy dive are then off: the search evaluates every such split point).
 
     IDX/RK: int32[S, F, n] with S = D - min(D, 2) + 1 slots; the last one holds each
     feature's rows sorted by value and their dense ranks.  z1, z2: random uint64 per row
@@ -1177,7 +1194,7 @@ def contree_search(X, y, w, K, D, G, eps, P, IDX, RK, z1, z2, tree_cap, cache_en
     code = np.zeros(n, dtype=np.int32)
     scr = np.zeros((4, max(2 * K, F, 1) + 1))
     ipar = np.array([lo, K, D, root_feature, part, parts], dtype=np.int64)
-    fpar = np.array([eps, margin, goal, P])
+    fpar = np.array([eps, margin, goal, P, M])
     W = (X, y, w, z1, z2, IDX, RK, POS, CW, RL, RR, Q, FORD, TBF, TBT, TBN, TMF, TMT,
          code, scr, stats, control, ipar, fpar, shared, order)
 
@@ -1215,7 +1232,7 @@ def contree_search(X, y, w, K, D, G, eps, P, IDX, RK, z1, z2, tree_cap, cache_en
     is_root = n >= 0
     h0 = np.uint64(n - n)
     start = G + INF
-    if D >= 3 and root_feature < 0:
+    if D >= 3 and root_feature < 0 and M <= 0.0:
         start = _greedy(D + zero, zero, n + zero, W)
         if start < leaf - eps:
             _publish(W, PB, D, start)

@@ -58,10 +58,10 @@ def search(problem, G: float, IDX, RK, z1, z2, cap: int, entries: int, pool_node
 
     def search_part(feature, part, of, shared, margin, goal, lists, sink):
         # the trees whose root splits `feature` at a split point of run `part` of `of`
-        return contree_search(X, y, w, K, D, G, problem.eps, problem.penalty, *lists, z1,
-                              z2, cap, entries, pool_nodes, interval, feature, part, of,
-                              order, shared, margin, goal, monitor.control,
-                              *sink.buffers())
+        return contree_search(X, y, w, K, D, G, problem.eps, problem.penalty,
+                              problem.least, *lists, z1, z2, cap, entries, pool_nodes,
+                              interval, feature, part, of, order, shared, margin, goal,
+                              monitor.control, *sink.buffers())
 
     def call(task, shared, margin, goal, lists, sink, piece=(0, 1)):
         # piece s of S of part p of P: part p * S + s of P * S (the same split points)
