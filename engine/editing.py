@@ -15,6 +15,7 @@ never makes the tree worse.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -24,7 +25,8 @@ from engine.data.features import LE, NUM, format_count
 from engine.errors import DataError, ParameterError
 from engine.model.tree import Tree
 from engine.solvers.monitor import Monitor
-from engine.solvers.protocol import Result
+from engine.solvers.protocol import Result, leaf_penalty
+from engine.solvers.warm_start import leaf_parameter, least_leaf
 from engine.training import train
 
 # Errors are sums of float weights: smaller means smaller by more than rounding.
@@ -194,19 +196,24 @@ class Resolved:
     depth: int            # the depth the subtree could use
     rows: int             # training rows reaching the node
     old_error: float      # the subtree's misclassified weight before
-    new_error: float      # and after (never more)
+    new_error: float      # and after (never more without a cost per leaf)
     result: Result        # the solver's own result on the node's rows
+    old_objective: float = math.nan   # with the run's cost per leaf: error + leaves' cost
+    new_objective: float = math.nan
 
     @property
     def improved(self) -> bool:
-        return self.new_error < self.old_error
+        return self.new_objective < self.old_objective
 
     def summary(self) -> str:
         """One sentence saying what happened, for the status line and the history."""
         if self.improved:
+            cost = ("" if self.new_objective == self.new_error else
+                    f" (errors + cost per leaf: {format_count(self.old_objective)} to "
+                    f"{format_count(self.new_objective)})")
             return (f"Re-solved {self.name} ({self.rows:,} rows, depth {self.depth}): its "
                     f"error went from {format_count(self.old_error)} to "
-                    f"{format_count(self.new_error)}.")
+                    f"{format_count(self.new_error)}{cost}.")
         proof = "is optimal" if self.result.optimal else "was not beaten within the time"
         return (f"The subtree of {self.name} ({self.rows:,} rows, depth {self.depth}) "
                 f"{proof}: the tree is unchanged (error {format_count(self.old_error)}).")
@@ -222,14 +229,19 @@ def remaining_depth(tree: Tree, node: int, depth_limit: int | None) -> int:
 
 
 def resolve_subtree(tree: Tree, data: Dataset, node: int, depth_limit: int | None,
-                    monitor: Monitor | None = None,
-                    algorithm: str | None = None) -> Resolved:
+                    monitor: Monitor | None = None, algorithm: str | None = None,
+                    params: dict | None = None) -> Resolved:
     """Re-solve the subtree under `node` optimally on the rows that reach it.
 
     `depth_limit` is the run's (the subtree gets what is left under the node);
-    `monitor` carries Stop and the time limit.  The new subtree replaces the old one
-    only when its error is smaller.
+    `monitor` carries Stop and the time limit.  `params` are the run's: its least leaf
+    weight holds in the new subtree too (DL8.5 searches when the exact solver for the
+    features has none), and its cost per leaf is the same weight per leaf (the
+    subtree's `leaf_cost` is that weight as a share of the node's rows).  The new
+    subtree replaces the old one only when its error (plus its leaves' cost) is
+    smaller.
     """
+    params = params or {}
     _check_node(tree, node)
     name = node_text(tree, node)
     depth = remaining_depth(tree, node, depth_limit)
@@ -241,20 +253,32 @@ def resolve_subtree(tree: Tree, data: Dataset, node: int, depth_limit: int | Non
     rows = tree.reaches(X, node)
     sub = Dataset(X[rows], data.y[rows], data.w[rows], tree.prep, data.report,
                   None if data.counts is None else data.counts[rows], data.class_weights)
+    algorithm = algorithm or resolve_algorithm(tree)
+    sub_params: dict = {"depth": depth}
+    least = least_leaf(params)
+    if least > 1:
+        if leaf_parameter(algorithm) is None:
+            algorithm = "dl85"   # (0/1 features: the exact search with a least leaf)
+        sub_params[leaf_parameter(algorithm)] = int(least)
+    penalty = leaf_penalty(params, data.w.sum())
+    if penalty:   # (a cost of the node's whole weight or more: no split pays)
+        sub_params["leaf_cost"] = min(1.0, penalty / max(float(sub.w.sum()), 1e-300))
     old_error = training_error(tree, node)
-    result = train(sub, algorithm or resolve_algorithm(tree), {"depth": depth},
-                   monitor=monitor)
-    new_error = old_error
+    old_objective = old_error + penalty * sum(tree.is_leaf(k)
+                                              for k in subtree_nodes(tree, node))
+    result = train(sub, algorithm, sub_params, monitor=monitor)
+    new_error, new_objective = old_error, old_objective
     edited = tree
     if result.tree is not None:
         error = result.tree.error(sub.X, sub.y, sub.w)
-        if error < old_error - TOLERANCE * max(1.0, old_error):
-            new_error = error
+        objective = error + penalty * result.tree.n_leaves
+        if objective < old_objective - TOLERANCE * max(1.0, old_objective):
+            new_error, new_objective = error, objective
             edited = _rebuild(tree, node, _as_subtree(result.tree, tree),
                               f"re-solved {name} (depth {depth}, error "
                               f"{format_count(old_error)} -> {format_count(error)})")
     return Resolved(edited, node, name, depth, int(rows.sum()), old_error, new_error,
-                    result)
+                    result, old_objective, new_objective)
 
 
 def _as_subtree(sub: Tree, tree: Tree) -> Tree:

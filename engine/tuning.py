@@ -42,13 +42,11 @@ from engine.featurize import prepare
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Result, Status
+from engine.solvers.warm_start import LEAF_PARAMETERS, leaf_parameter
 from engine.training import train
 
 DEPTHS = (1, 2, 3, 4, 5, 6)
 MIN_LEAVES = (1, 5, 20)
-# Each algorithm's parameter for the least weight in a leaf, under the one name
-# `min_leaf` here (DL8.5 calls it a support, as its paper does).
-LEAF_PARAMETERS = ("min_leaf", "min_support")
 # Costs per leaf (`leaf_cost`, a share of the rows) tried by default where the
 # algorithm has one: none, and a split that must fix 1% of the rows (0.5% for the
 # greedy tree, whose pruning is cheap).
@@ -68,12 +66,6 @@ def default_costs(algorithm: str) -> tuple[float, ...]:
     """The costs per leaf tried unless the user names some (`LEAF_COSTS`; more for
     greedy, whose fits cost little)."""
     return GREEDY_LEAF_COSTS if algorithm == "greedy" else LEAF_COSTS
-
-
-def leaf_parameter(algorithm: str) -> str | None:
-    """The name of `algorithm`'s least-leaf-weight parameter, if it has one."""
-    names = {p.name for p in get_solver(algorithm).params}
-    return next((name for name in LEAF_PARAMETERS if name in names), None)
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,7 @@ class TreeEditor(QObject):
             return
         monitor = Monitor(time_limit)
         worker = Worker(resolve_subtree, run.tree, data, node, run.depth_limit, monitor,
-                        on_cancel=monitor.cancel, name="orchard-resolve")
+                        None, run.params, on_cancel=monitor.cancel, name="orchard-resolve")
         start = time.perf_counter()
         worker.finished.connect(
             lambda out: self._resolved(run, out, time.perf_counter() - start))

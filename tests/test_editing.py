@@ -219,3 +219,30 @@ def test_a_loaded_edit_note_cannot_break_out_of_an_export_comment(tmp_path):
     document["edits"] = "not a list"
     with pytest.raises(DataError, match="'edits' is not a list"):
         model_from_dict(document)
+
+
+def test_a_re_solved_subtree_keeps_the_runs_least_leaf_and_cost_per_leaf():
+    """The run's min_leaf holds in the new subtree, and its cost per leaf is the same
+    weight per leaf: the subtree is the optimum of that objective on the node's rows."""
+    rng = np.random.default_rng(3)
+    for trial in range(12):
+        n = int(rng.integers(40, 90))
+        X = rng.integers(0, 6, (n, 3)).astype(float)
+        y = ((X[:, 0] > 2) ^ (X[:, 1] > 3)).astype(np.int64)
+        y[rng.random(n) < 0.2] ^= 1
+        data = dataset_from_arrays(X, y, np.ones(n), 2, binary=False)
+        params = {"depth": 3, "min_leaf": (1, 4, 8)[trial % 3],
+                  "leaf_cost": (0.0, 0.02)[trial % 2]}
+        tree = train(data, "greedy", params).tree
+        if tree.is_leaf(0):
+            continue
+        node = int(tree.left[0])
+        out = resolve_subtree(tree, data, node, 3, params=params)
+        rows = tree.reaches(data.X, node)
+        penalty = params["leaf_cost"] * n
+        expected = exhaustive(data.X[rows], y[rows], np.ones(int(rows.sum())), 2, 2,
+                              params["min_leaf"] if params["min_leaf"] > 1 else 0,
+                              leaf_penalty=penalty)
+        assert out.new_objective == pytest.approx(min(expected, out.old_objective)), trial
+        leaves = out.tree.value[out.tree.feature < 0].sum(axis=1)
+        assert leaves.min() >= params["min_leaf"], trial

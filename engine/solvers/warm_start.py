@@ -26,9 +26,21 @@ from engine.errors import Interrupted
 from engine.solvers import compile_ahead
 from engine.solvers.greedy import Greedy
 from engine.solvers.protocol import Result, Solver
+from engine.solvers.registry import get_solver
 
 # Relative slack when comparing weighted errors summed in different orders.
 TOLERANCE = 1e-9
+
+
+# Each solver's parameter for the least weight in a leaf (DL8.5 calls it a support, as
+# its paper does).
+LEAF_PARAMETERS = ("min_leaf", "min_support")
+
+
+def leaf_parameter(algorithm: str) -> str | None:
+    """The name of `algorithm`'s least-leaf-weight parameter, if it has one."""
+    names = {p.name for p in get_solver(algorithm).params}
+    return next((name for name in LEAF_PARAMETERS if name in names), None)
 
 
 def least_leaf(params: dict) -> float:
