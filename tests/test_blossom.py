@@ -348,8 +348,8 @@ def test_registered_as_the_default_with_its_parameters():
     assert solver.needs == "binary" and solver.proves_optimality and solver.title == "Blossom"
     assert "\n" not in solver.summary
     assert solver.resolve({"depth": "5", "preprocess": "off"}) == {
-        "depth": 5, "preprocess": False, "lower_bound": True, "cache": True, "leaf_cost": 0.0,
-        "threads": 0}
+        "depth": 5, "preprocess": False, "lower_bound": True, "cache": True, "min_leaf": 1,
+        "leaf_cost": 0.0, "threads": 0}
 
 
 def test_tree_uses_the_original_columns_on_the_bundled_sample():

@@ -73,14 +73,14 @@ TOLERANCE = 1e-9
 class Problem:
     """The kernel's input derived from a Dataset (see the module docstring)."""
 
-    def __init__(self, data, preprocess: bool, progress=None):
+    def __init__(self, data, preprocess: bool, progress=None, subtract_least: bool = True):
         rows = BinaryRows(data, "Blossom", drop_redundant=preprocess, progress=progress)
         self.n_classes = rows.n_classes
         self.fmap = rows.fmap
         self.Xg, self.Vg = np.ascontiguousarray(rows.vectors, dtype=np.uint8), rows.V
         self.lower_bound = rows.unavoidable
         if preprocess:
-            gi, ki, self.w, self.offset, residual = rows.merged(subtract_least=True)
+            gi, ki, self.w, self.offset, residual = rows.merged(subtract_least)
             self.X = rows.vectors_at(gi)
             self.y = ki.astype(np.int64)
             self.lbw = bound_weights(gi, residual)
@@ -125,6 +125,7 @@ class Blossom(Solver):
                     "Remember solved branches two levels above the leaves, so that one "
                     "reached again by the same tests in another order is not searched "
                     "again (exact)."),
+              Param("min_leaf", "int", 1, "Least rows (total weight) in every leaf.", 1, None),
               LEAF_COST,
               THREADS)
 
@@ -138,7 +139,11 @@ class Blossom(Solver):
 
     def solve(self, data, params, monitor) -> Result:
         depth = params["depth"]
-        problem = Problem(data, params["preprocess"], monitor.checkpoint)
+        # the least leaf weight: 0.0 (none) unless min_leaf > 1
+        least = float(params["min_leaf"]) if params["min_leaf"] > 1 else 0.0
+        # with one, the leaves' weights must stay the data's: merge rows, subtract none
+        problem = Problem(data, params["preprocess"], monitor.checkpoint,
+                          subtract_least=not least)
         K = problem.n_classes
 
         def make_tree(feature, threshold, left, right, value):
@@ -153,7 +158,7 @@ class Blossom(Solver):
         # every tree has a leaf: the unavoidable error + penalty bounds the objective
         global_lb = problem.lower_bound + penalty
         args = (problem.X, problem.Xt, problem.y, problem.w, problem.lbw, K, depth,
-                problem.exact, eps, penalty, params["lower_bound"], params["cache"],
+                problem.exact, eps, penalty, least, params["lower_bound"], params["cache"],
                 problem.Xg, problem.Vg,
                 problem.fmap, problem.offset, global_lb, PUBLISH_INTERVAL,
                 problem.slot_bound(depth), MEMORY_BUDGET // threads)

@@ -250,11 +250,21 @@ def _leaf_error(acc, F):
 
 
 @njit(cache=True, nogil=True)
-def _order(acc, F, dom, scores, idx, Xt, rows, a, b):
+def _weight(acc, F):
+    """Total weight of rows with class weights acc[:, F]."""
+    total = 0.0
+    for k in range(acc.shape[0]):
+        total += acc[k, F]
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _order(acc, F, dom, scores, idx, Xt, rows, a, b, least):
     """Write into dom the features that split the rows rows[a:b] (not constant on
-    them), by increasing weighted Gini impurity W_L gini(L) + W_R gini(R), ties by
-    index, leaving out a feature that splits them exactly as one before it does (or
-    into the same two sides swapped): its subtrees would be the same, never better.
+    them) into two sides of weight >= least each (0: no least leaf weight), by
+    increasing weighted Gini impurity W_L gini(L) + W_R gini(R), ties by index,
+    leaving out a feature that splits them exactly as one before it does (or into
+    the same two sides swapped): its subtrees would be the same, never better.
     Returns how many."""
     K = acc.shape[0]
     W = 0.0
@@ -282,6 +292,8 @@ def _order(acc, F, dom, scores, idx, Xt, rows, a, b):
             sR += r * r
             sL += left * left
         WL = W - WR
+        if WL < least or WR < least:   # a side lighter than a leaf may be
+            continue
         # symmetric in the two sides, so a complementary feature ties exactly
         score = W - (sL / WL + sR / WR)
         scores[m] = score
@@ -366,11 +378,15 @@ def _last_level_exact2(acc, F, eps, pen):
 
 
 @njit(cache=True, nogil=True)
-def _last_level(acc, F, eps, exact, pen):
+def _last_level(acc, F, eps, exact, pen, least):
     """Best tree of depth 1 on rows with counts acc: (objective, feature or -1 for a
     leaf), each leaf costing pen on top of its error.  A split is kept only when it
     beats the leaf by more than eps (ties: lowest index).  The loops compare errors
-    (weight units): a split of error e costs e + 2 pen, so it must beat leaf - pen."""
+    (weight units): a split of error e costs e + 2 pen, so it must beat leaf - pen.
+    With a least leaf weight (least > 0) `_last_level_least` answers: only splits
+    whose both sides weigh >= least count."""
+    if least > 0.0:
+        return _last_level_least(acc, F, eps, exact, pen, least)
     K = acc.shape[0]
     if K == 2 and exact:
         return _last_level_exact2(acc, F, eps, pen)
@@ -416,13 +432,76 @@ def _last_level(acc, F, eps, exact, pen):
 
 
 @njit(cache=True, nogil=True)
-def _solve_last(acc, F, lb, eps, exact, pen):
+def _last_level_least(acc, F, eps, exact, pen, least):
+    """_last_level when every leaf must weigh >= least (> 0): a feature with a side
+    lighter than that is no split.  With two classes and exact weights, in two passes
+    as `_last_level_exact2` (an invalid feature scores the leaf's error, so the first
+    loop still vectorises)."""
+    K = acc.shape[0]
+    W = 0.0
+    most = 0.0
+    for k in range(K):
+        t = acc[k, F]
+        W += t
+        most = max(most, t)
+    leaf = W - most
+    if W < 2.0 * least:   # no split leaves both sides heavy enough
+        return leaf + pen, -1
+    if K == 2 and exact:
+        a0 = acc[0]
+        a1 = acc[1]
+        t0 = a0[F]
+        t1 = a1[F]
+        lo = leaf
+        for g in range(F):
+            r0 = a0[g]
+            r1 = a1[g]
+            e = W - max(r0, r1) - max(t0 - r0, t1 - r1)
+            ok = r0 + r1 >= least and W - (r0 + r1) >= least
+            lo = min(lo, e if ok else leaf)
+        if lo + pen + eps >= leaf:
+            return leaf + pen, -1
+        for g in range(F):
+            r0 = a0[g]
+            r1 = a1[g]
+            if (r0 + r1 >= least and W - (r0 + r1) >= least
+                    and W - max(r0, r1) - max(t0 - r0, t1 - r1) == lo):
+                return lo + 2.0 * pen, g
+        return leaf + pen, -1
+    best = leaf - pen
+    best_g = -1
+    for g in range(F):
+        WR = 0.0
+        WL = 0.0
+        mR = 0.0
+        mL = 0.0
+        for k in range(K):
+            r = acc[k, g]
+            left = acc[k, F] - r
+            WR += r
+            WL += left
+            mR = max(mR, r)
+            mL = max(mL, left)
+        if WR < least or WL < least:
+            continue
+        err = W - mL - mR
+        if err < best - eps:
+            best = err
+            best_g = g
+    if best_g < 0:
+        return leaf + pen, best_g
+    return best + 2.0 * pen, best_g
+
+
+@njit(cache=True, nogil=True)
+def _solve_last(acc, F, lb, eps, exact, pen, least):
     """_last_level, skipped when the leaf is optimal: its error is within pen of the
-    rows' unavoidable error lb (any split costs at least lb + 2 pen)."""
+    rows' unavoidable error lb (any split costs at least lb + 2 pen; a bound of these
+    rows alone, so it holds with a least leaf weight too)."""
     leaf = _leaf_error(acc, F)
     if leaf <= lb + pen + eps:
         return leaf + pen, -1
-    return _last_level(acc, F, eps, exact, pen)
+    return _last_level(acc, F, eps, exact, pen, least)
 
 
 @njit(cache=True, nogil=True)
@@ -509,10 +588,13 @@ def _lighter_side(X, Xt, y, w, lbw, rows, a, b, g, parent, tmp, buf, control):
 
 
 @njit(cache=True, nogil=True)
-def _least_pair2(acc, parent, F, pen):
+def _least_pair2(acc, parent, F, pen, least):
     """Least objectives of depth 1 (leaf included, each leaf costing pen) on the rows
     counted in acc and on the rest of the parent's rows, two classes, exact weights:
-    one vectorised pass over the errors, without writing the rest's counts."""
+    one vectorised pass over the errors, without writing the rest's counts.  With a
+    least leaf weight (least > 0), `_least_pair2_least`."""
+    if least > 0.0:
+        return _least_pair2_least(acc, parent, F, pen, least)
     a0 = acc[0]
     a1 = acc[1]
     p0 = parent[0]
@@ -535,6 +617,41 @@ def _least_pair2(acc, parent, F, pen):
         q1 = p1[g] - r1
         lo = min(lo, Wo - max(q0, q1) - max(o0 - q0, o1 - q1))
     # ls, lo: least split errors (no split errs more than the leaf); pen = 0: ls, lo
+    return (min(1.0 * leaf_s + pen, 1.0 * ls + 2.0 * pen),
+            min(1.0 * leaf_o + pen, 1.0 * lo + 2.0 * pen))
+
+
+@njit(cache=True, nogil=True)
+def _least_pair2_least(acc, parent, F, pen, least):
+    """_least_pair2 when every leaf must weigh >= least (> 0): a feature with a side
+    lighter than that scores the leaf's error (no split), so the loop still
+    vectorises.  Each value is exactly `_solve_last`'s but for its tie tolerance (at
+    most it), so the caller's test on their sum skips no improvement."""
+    a0 = acc[0]
+    a1 = acc[1]
+    p0 = parent[0]
+    p1 = parent[1]
+    s0 = a0[F]
+    s1 = a1[F]
+    o0 = p0[F] - s0
+    o1 = p1[F] - s1
+    Ws = s0 + s1
+    Wo = o0 + o1
+    leaf_s = Ws - max(s0, s1)
+    leaf_o = Wo - max(o0, o1)
+    ls = leaf_s
+    lo = leaf_o
+    for g in range(F):
+        r0 = a0[g]
+        r1 = a1[g]
+        es = Ws - max(r0, r1) - max(s0 - r0, s1 - r1)
+        oks = r0 + r1 >= least and Ws - (r0 + r1) >= least
+        ls = min(ls, es if oks else leaf_s)
+        q0 = p0[g] - r0
+        q1 = p1[g] - r1
+        eo = Wo - max(q0, q1) - max(o0 - q0, o1 - q1)
+        oko = q0 + q1 >= least and Wo - (q0 + q1) >= least
+        lo = min(lo, eo if oko else leaf_o)
     return (min(1.0 * leaf_s + pen, 1.0 * ls + 2.0 * pen),
             min(1.0 * leaf_o + pen, 1.0 * lo + 2.0 * pen))
 
@@ -818,7 +935,7 @@ def _cache_store(IS, FS, R, s, key, hashes, lits, vals, trees, table, meta, othe
 
 
 @njit(cache=True, nogil=True)
-def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, penalty,
+def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, penalty, least,
                    use_bound, use_cache, Xg, Vg, fmap, offset, global_lb, interval, slot_bound,
                    memory_budget, root_position, shared, margin, goal, control, state,
                    events, nodes, thresholds, values, cache):
@@ -906,7 +1023,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, penalty,
     elif D == 0 or root_err <= root_lb + penalty + eps:
         optimal = True
     elif D == 1:
-        v, g = _last_level(root_acc, F, eps, exact, penalty)
+        v, g = _last_level(root_acc, F, eps, exact, penalty, least)
         stats[ST_LAST_LEVEL] += 1
         if g >= 0:
             root_rec = _rec_new(R, rfree, ctr, g, leaf_rec, leaf_rec)
@@ -942,7 +1059,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, penalty,
 
         root = -1
         dom_tmp = np.empty(F, dtype=np.int32)
-        m0 = _order(root_acc, F, dom_tmp, dom_scores, dom_idx, Xt, rows, zero, n)
+        m0 = _order(root_acc, F, dom_tmp, dom_scores, dom_idx, Xt, rows, zero, n, least)
         stats[ST_ROOT_CANDIDATES] = m0
         if root_position >= 0:   # one feature of the root's order
             if root_position < m0:
@@ -1041,7 +1158,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, penalty,
                         continue
                 if IS[s, I_DLEN] < 0:
                     IS[s, I_DLEN] = _order(CNT[s], F, DOM[s], dom_scores, dom_idx, Xt, rows,
-                                           IS[s, I_START], IS[s, I_END])
+                                           IS[s, I_START], IS[s, I_END], least)
                     if IS[s, I_DLEN] == 0:   # no feature splits its rows: a leaf
                         IS[s, I_FIN] = 1
                         IS[s, I_EXACT] = 1
@@ -1073,7 +1190,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, penalty,
                     IS[s, I_CH0 + side] = -1
                     IS[s, I_CREC0 + side] = LEAF
                     if depth == D - 1:
-                        v, gg = _solve_last(acc, F, tlb[side], eps, exact, penalty)
+                        v, gg = _solve_last(acc, F, tlb[side], eps, exact, penalty, least)
                         stats[ST_LAST_LEVEL] += 1
                         FS[s, F_CVAL0 + side] = v
                         if gg >= 0:
@@ -1084,6 +1201,8 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, penalty,
                     leaf = err + penalty
                     FS[s, F_CVAL0 + side] = leaf
                     if err <= tlb[side] + penalty + eps:   # the leaf is optimal
+                        continue
+                    if least > 0.0 and _weight(acc, F) < 2.0 * least:   # no split
                         continue
                     if caching and depth == D - 2:
                         nk = _path_key(IS, s, key)
@@ -1115,7 +1234,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, penalty,
                     FS[c, F_LB] = tlb[side]
                     bound = _bound(err, tlb[side], penalty)
                     FS[c, F_BOUND] = bound
-                    if caching and depth == D - 2:
+                    if caching and depth == D - 2 and least == 0.0:
                         sim = _similar_bound(IS, CNT[s], DOM[s], s, acc, bound, key,
                                              pkey, hashes, lits, vals, table, eps, penalty)
                         if sim > bound:
@@ -1221,7 +1340,7 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, penalty,
                             if aborted:
                                 stopped = True
                                 break
-                            ls, lo = _least_pair2(tmp[side], CNT[s], F, penalty)
+                            ls, lo = _least_pair2(tmp[side], CNT[s], F, penalty, least)
                             if not ls + lo < FS[s, F_BEST] - eps:
                                 continue
                             _other_side(tmp, tlb, side, CNT[s], FS[s, F_LB], tmp[side], lbs)
@@ -1232,8 +1351,8 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, penalty,
                             if aborted:
                                 stopped = True
                                 break
-                        v0, g0 = _solve_last(tmp[0], F, tlb[0], eps, exact, penalty)
-                        v1, g1 = _solve_last(tmp[1], F, tlb[1], eps, exact, penalty)
+                        v0, g0 = _solve_last(tmp[0], F, tlb[0], eps, exact, penalty, least)
+                        v1, g1 = _solve_last(tmp[1], F, tlb[1], eps, exact, penalty, least)
                         if not v0 + v1 < FS[s, F_BEST] - eps:
                             continue
                         r0 = leaf_rec
