@@ -858,7 +858,7 @@ def _ct(L, off, nL, UB, G, root, start, h1, h2, W, CA, PB):
             TBN[L] = 3
         return res[4], res[5]
 
-    floor = P   # every tree has a leaf
+    floor = P + min(wrong, P)   # the leaf, or a split: two leaves at least
     key = (h1, h2, np.uint64(nL * 64 + L))
     if not root and CA[1].shape[0] > 0:
         e = -1
