@@ -26,6 +26,17 @@ the leaves do not change), so the kernel's objective plus the offset is the tree
 Its lower bound is the unavoidable weight plus one leaf.  Objectives with a penalty
 are not integers even with integer weights, so they are compared with the tolerance
 of fractional weights (`TOLERANCE`; the counts stay exact integers).
+
+A least leaf weight (`min_leaf`, 1 = none): the kernel gets M = float(min_leaf) above
+1 (0.0 otherwise) and returns the optimum among trees whose every split leaves a
+weight >= M on both sides (the root alone is always a tree; see "A least leaf weight"
+in `kernel`, which also says why its similarity bound is then off and what stays).
+Subtracting each vector's least class weight would change the weights of the leaves,
+so with M the rows are only merged (offset 0, the data's weights); dropping constant,
+equal or complementary features keeps every split's two row sets, so it stays.  The
+unavoidable weight (+ one leaf) is still a lower bound (the single leaf is allowed),
+and the greedy warm start is grown under the same least leaf (`warm_start.least_leaf`)
+so it is a tree this solver could return.
 """
 
 from __future__ import annotations

@@ -66,7 +66,8 @@ feature q tried before, opt(c) >= opt(c') - weight(c' minus c), the weights comi
 from q's and c's counts.  It is kept apart from `lb` (`F_BOUND`; the counts of
 children are derived from `lb`) and used where lower bounds are compared: by the
 ancestor bound, and to finish a slot whose best reaches it (exact; a child whose
-leaf reaches it takes no slot).
+leaf reaches it takes no slot).  Off with a least leaf weight (see "A least leaf
+weight" below: it is not sound there).
 
 Counting
 --------
@@ -142,6 +143,46 @@ at least one"): the caller then passes the tolerance of fractional weights (`eps
 0) while `exact` still says the counts are exact, and the fast paths that need exact
 counts (`_last_level_exact2`, `_least_pair2`) test `exact` and compare with `eps`.  With
 penalty = 0 every expression reduces to the error alone, bit for bit.
+
+A least leaf weight
+-------------------
+With `least` = M > 0 (the adapter's `min_leaf` when above 1) the kernel searches only
+trees whose every split leaves a weight >= M on both sides (the root as a single leaf
+is always allowed): a split with a lighter side is no split anywhere one is chosen.
+`_order` leaves such features out of a slot's domain (so the first dive, the root's
+tasks and every expansion see only valid splits, and a branch with none is a leaf),
+`_last_level` / `_solve_last` (branches of depth D-1, and the root at depth 1) and
+`_least_pair2` (the vectorised pass of the loop at depth D-2) go to `_last_level_least`
+/ `_least_pair2_least`, which give an invalid feature the leaf's error (the loops of
+two classes still vectorise), and a child lighter than 2M is a leaf at once.  The
+weights are the data's: the adapter merges identical rows but does not subtract each
+vector's least class weight then (that would change the leaves' weights).
+
+Under M the optimum of a branch is no longer monotone in its rows, nor does it move by
+at most the weight of rows moved: a side falling under M forbids a split at once.  So
+every rule that bounds one set of rows from another's result must go, and in this
+kernel that is the similarity bound alone (c's optimal tree, on c''s rows, may have a
+leaf under M: not a tree of c'); it is off when M > 0 (`ST_SIMILAR` stays 0).  What
+stays is sound because it bounds a branch from its own rows or compares real trees:
+* `lb` and `_bound` (unavoidable error of identical rows, + penalty per leaf): a lower
+  bound of every tree on those rows, valid or not; "the leaf reaches it, so the leaf is
+  optimal" holds since the leaf is always a valid tree;
+* the cache, keyed on the branch's tests, i.e. its row set: a stored value is the
+  constrained optimum of exactly those rows (every tree the search builds is valid);
+* the ancestor bound: it adds, for disjoint sibling branches of one tree, each one's
+  constrained optimum (finished, untainted) or own-rows bound, and compares with the
+  ancestor's `best`, the value of a valid tree; any valid tree with those tests costs
+  at least that sum.  The threads' shared key is a valid tree's value, too;
+* the prefilter of the loop at depth D-2 (`_least_pair2`'s two least values must
+  beat the branch's best): each value is the constrained depth-1 optimum of that
+  side's own rows (at most `_solve_last`'s), so no improvement is skipped;
+* a split of one feature is the same split as an equal or complementary feature's
+  (`_order`'s ties): the same two row sets, so the same validity.
+The kernel has no rule "a pure (zero-error) child makes the other features no
+better", nor a bound carried from a parent's or a sibling's rows but the similarity
+bound, so nothing else changes.
+With M = 0 (`least` = 0.0) every test above is false or skipped before any loop (the
+fast paths are the same functions as before), so the search is the same, bit for bit.
 
 Memory is one row permutation plus, per slot, F + K * (F + 1) numbers (slots grow
 by doubling up to min(2^(D-1), distinct rows)), records (four integers each; at
@@ -946,13 +987,16 @@ def blossom_search(X, Xt, y, w, lbw, n_classes, max_depth, exact, eps, penalty, 
     (summing over any union of whole groups of identical rows to their unavoidable
     error), exact: all weights are integers (counts are exact), eps: tolerance of
     comparisons (0 with exact weights and no penalty), penalty: the cost of each leaf
-    in weight units (float64, 0: the error alone; see "A cost per leaf"), use_bound: the ancestor lower bound, use_cache: the cache of branches of depth
-    D-2 (see the module docstring).  Xg, Vg: distinct rows and their original
-    class weights (to fill published class weights), fmap: original index of each
-    column of X, offset: error removed by the caller's preprocessing (added to
-    published errors), global_lb: lower bound published with incumbents, interval:
-    least seconds between two published trees, slot_bound: most slots ever needed,
-    memory_budget: bytes the slot and record pools may take (else STOP_MEMORY).
+    in weight units (float64, 0: the error alone; see "A cost per leaf"), least: the
+    least weight of a leaf (float64, 0.0: none; see "A least leaf weight"; the
+    weights must then be the data's), use_bound: the ancestor lower bound,
+    use_cache: the cache of branches of depth D-2 (see the module docstring).
+    Xg, Vg: distinct rows and their original class weights (to fill published class
+    weights), fmap: original index of each column of X, offset: error removed by the
+    caller's preprocessing (added to published errors), global_lb: lower bound
+    published with incumbents, interval: least seconds between two published trees,
+    slot_bound: most slots ever needed, memory_budget: bytes the slot and record pools
+    may take (else STOP_MEMORY).
     control / state, events, nodes, thresholds, values: Monitor and IncumbentSink.
 
     Threads (see `parallel`; depth >= 3): with root_position >= 0 the root tests

@@ -16,6 +16,11 @@ the kernel's bound of the objective) is optimal: every later task then ends at o
 "Error" below is the kernel's objective (error + penalty x leaves, see `kernel`): the
 tasks compare and share it, with the tolerance the adapter passes (fractional as
 soon as there is a penalty: objectives then differ by less than one unit).
+With a least leaf weight every task searches the same constrained trees (the root's
+order leaves out the features with a side under it, so the tasks are its valid
+splits), the key and the start bound are values of valid trees (the warm start is
+greedy under the same least leaf), and a cached branch's value is the constrained
+optimum of its own rows: sharing all three stays exact.
 """
 
 from __future__ import annotations
