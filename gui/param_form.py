@@ -160,6 +160,10 @@ class ParamForm(QWidget):
 
 
 def _decimals(param: Param) -> int:
+    """Enough decimals for the values people give: 4 for a share (a range within 0-1,
+    e.g. a cost per leaf of 0.005), else from the default's magnitude."""
+    if param.high is not None and param.high <= 1:
+        return 4
     default = abs(float(param.default))
     if default == 0 or default >= 1:
         return 2

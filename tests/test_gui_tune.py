@@ -1,5 +1,6 @@
 """Run → Tune depth…: the window's view of `engine.tuning` on the open table."""
 
+import pytest
 from test_gui_support import LOANS, isolated_settings, open_window, run_and_wait  # noqa: F401
 
 from engine.data.dataset import PrepOptions
@@ -39,7 +40,7 @@ def test_a_stopped_tuning_chooses_nothing_and_says_so(qtbot):
     win = open_window(qtbot, LOANS, algorithm="blossom")
     dialog = open_tune_dialog(win)
     qtbot.addWidget(dialog)
-    assert not dialog.leaf_edit.isEnabled()      # Blossom tunes the depth alone
+    assert dialog.cost_edit.isEnabled()      # Blossom has a cost per leaf
     dialog.high_spin.setValue(6)
     dialog.start()
     qtbot.waitUntil(lambda: dialog.table.rowCount() >= 1, timeout=60_000)
@@ -56,3 +57,29 @@ def test_tuning_uses_the_data_settings_of_the_window(qtbot):
     assert isinstance(dialog.options, PrepOptions)
     assert dialog.options.target == win.data.prep_options().target
     assert dialog.algorithm == "greedy" and "loans.csv" in dialog.windowTitle()
+
+
+def test_an_algorithm_without_a_least_leaf_or_a_cost_tunes_the_depth_alone(qtbot):
+    win = open_window(qtbot, LOANS, algorithm="sat-depth")
+    dialog = open_tune_dialog(win)
+    qtbot.addWidget(dialog)
+    assert not dialog.leaf_edit.isEnabled() and not dialog.cost_edit.isEnabled()
+    assert "no cost per leaf" in dialog.cost_edit.placeholderText()
+
+
+def test_a_chosen_cost_per_leaf_reaches_the_algorithm_panel_exactly(qtbot):
+    """"Use this setting" with a cost per leaf of 0.005: the form keeps it (a share
+    needs more than two decimals), and Run trains with it."""
+    win = open_window(qtbot, LOANS, algorithm="contree")
+    dialog = open_tune_dialog(win)
+    qtbot.addWidget(dialog)
+    assert dialog.cost_edit.isEnabled() and dialog.cost_edit.text() == "0, 0.01"
+    dialog.apply({"depth": 2, "leaf_cost": 0.005})
+    assert win.algo_panel.params()["leaf_cost"] == 0.005
+    run_and_wait(qtbot, win)
+    record = win.current_run
+    assert record.params["leaf_cost"] == 0.005
+    assert record.leaf_penalty == pytest.approx(0.005 * record.total_weight)
+    assert record.objective == pytest.approx(
+        record.train_error + record.leaf_penalty * record.tree.n_leaves)
+    assert win.figures.labels["error"].text().startswith("objective")
