@@ -54,7 +54,11 @@ def result_text(run: RunRecord) -> str:
     parts = [f"{run.label}: {errors_text(run)}", f"accuracy {100 * run.train_accuracy:.1f}%"]
     if run.evaluation is not None:
         parts.append(run.evaluation.summary())
-    if run.lower_bound > 0 and not run.optimal:
+    if run.leaf_penalty:   # what the search minimised, and its bound
+        parts.append(f"errors + cost per leaf {format_count(run.objective)}"
+                     + (f" (lower bound {format_count(run.lower_bound)})"
+                        if run.lower_bound > 0 and not run.optimal else ""))
+    elif run.lower_bound > 0 and not run.optimal:
         parts.append(f"lower bound {format_count(run.lower_bound)}")
     parts += [run.status_text, f"{run.time_s:.2f} s", size_text(run.tree)]
     if run.message:   # a non-answer, explained with what to try

@@ -295,10 +295,15 @@ class TuneDialog(QDialog):
                                      height=2 * np.array(se), beam=0.3,
                                      pen=pg.mkPen(ERROR_COLOUR)))
         item.plot(x, y, pen=None, symbol="o", symbolBrush=ERROR_COLOUR, symbolSize=7)
+        # one label per point: settings that scored the same (often several costs
+        # per leaf on a small tree) share it instead of overprinting each other
+        names: dict[tuple[float, float], list[str]] = {}
         for s, xi, yi in zip(done, x, y):
-            label = pg.TextItem(s.candidate.label().replace("depth ", "d")
-                                .replace(", min leaf ", "/").replace(", leaf cost ", " α"),
-                                color="#3d444d", anchor=(0, 1))
+            names.setdefault((round(xi, 6), round(yi, 6)), []).append(
+                s.candidate.label().replace("depth ", "d").replace(", min leaf ", "/")
+                .replace(", leaf cost ", " α"))
+        for (xi, yi), texts in names.items():
+            label = pg.TextItem(" · ".join(texts), color="#3d444d", anchor=(0, 1))
             label.setPos(xi, yi)
             item.addItem(label)
         if self.tuning is not None:
