@@ -32,7 +32,7 @@ def test_auto_with_a_least_leaf_is_optimal_among_such_trees():
         least, depth = (2, 3, 5, 8)[trial % 4], 2 + trial % 2
         data = dataset_from_arrays(X, y, w, K)
         result = train(data, "auto", {"depth": depth, "min_leaf": least})
-        assert result.stats["chosen_algorithm"] == "dl85", trial
+        assert result.stats["chosen_algorithm"] == "blossom", trial
         assert result.optimal, trial
         assert result.train_error == exhaustive(X, y, w, K, depth, least), trial
         if result.tree.n_nodes > 1:
@@ -59,9 +59,9 @@ def test_auto_with_a_least_leaf_on_a_table_with_numbers_and_text():
     raw = read_table(SAMPLES / "loans.csv")
     data = prepare(raw, PrepOptions(target="last"))
     plain = train(data, "auto", {"depth": 3})
-    assert plain.stats["chosen_algorithm"] != "dl85"   # unchanged without a least leaf
+    assert plain.stats["chosen_algorithm"] == "contree"   # unchanged without a least leaf
     result = train(data, "auto", {"depth": 3, "min_leaf": 25})
-    assert result.stats["chosen_algorithm"] == "dl85"
+    assert result.stats["chosen_algorithm"] == "blossom"
     assert "25 rows in every leaf" in result.stats["reason"]
     assert leaf_weights(result.tree).min() >= 25
     greedy = train(data, "greedy", {"depth": 3, "min_leaf": 25})
