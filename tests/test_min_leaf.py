@@ -137,3 +137,20 @@ def test_same_optimum_as_pystreed_with_a_least_leaf_size():
                        {"depth": depth, "min_support": least})
         assert numbers.optimal and binary.optimal
         assert numbers.train_error == binary.train_error == their_error, trial
+
+
+def test_every_tree_solver_takes_min_leaf_by_that_name():
+    """The one word for a least leaf size: DL8.5's `min_support` answers to it too."""
+    for name in ("greedy", "auto", "blossom", "contree", "dl85", "cadl85"):
+        solver = get_solver(name)
+        resolved = solver.resolve({"min_leaf": "7"})
+        assert resolved.get("min_leaf", resolved.get("min_support")) == 7, name
+        assert "leaf_cost" in resolved, name
+    assert "min_leaf" not in get_solver("dl85").resolve({"min_leaf": 7})
+    rng = np.random.default_rng(1)
+    X = (rng.random((80, 5)) < 0.5).astype(np.uint8)
+    y = (X[:, 0] ^ X[:, 1]).astype(np.int64)
+    data = dataset_from_arrays(X, y, np.ones(80), 2)
+    assert train(data, "dl85", {"depth": 2, "min_leaf": 15}).train_error == \
+        train(data, "dl85", {"depth": 2, "min_support": 15}).train_error == \
+        exhaustive(X, y, np.ones(80), 2, 2, 15)

@@ -154,6 +154,9 @@ class Solver(ABC):
     # with identical features and different classes must be dropped first.
     consistent_only: ClassVar[bool] = False
     params: ClassVar[tuple[Param, ...]] = (DEPTH,)
+    # Other names a parameter answers to: the one word every tree solver takes for the
+    # same thing (DL8.5's `min_support` is everyone's `min_leaf`).
+    aliases: ClassVar[dict[str, str]] = {}
 
     @classmethod
     def kernels(cls) -> tuple:
@@ -171,6 +174,7 @@ class Solver(ABC):
 
     @classmethod
     def param(cls, name: str) -> Param:
+        name = cls.aliases.get(name, name)
         for p in cls.params:
             if p.name == name:
                 return p
@@ -183,7 +187,7 @@ class Solver(ABC):
         values = {p.name: p.default for p in cls.params}
         for name, value in given.items():
             p = cls.param(name)
-            values[name] = p.parse(value) if isinstance(value, str) else p.validate(value)
+            values[p.name] = p.parse(value) if isinstance(value, str) else p.validate(value)
         return values
 
     @abstractmethod

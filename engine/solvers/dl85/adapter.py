@@ -166,7 +166,8 @@ ORDERING = Param("ordering", "choice", "gain",
                  "split, or the column order (none).",
                  choices=tuple(ORDERINGS))
 MIN_SUPPORT = Param("min_support", "int", 1,
-                    "Least number of training rows (total row weight) in every leaf.",
+                    "Least number of training rows (total row weight) in every leaf "
+                    "(also given as min_leaf).",
                     1, None)
 ANYTIME_TREES = Param("anytime_trees", "bool", True,
                       "Publish, whenever it improves, the tree the search would return if "
@@ -180,6 +181,7 @@ CACHE_MB = Param("cache_mb", "int", 1024,
 class _DL85Base(Solver):
     needs = "binary"
     proves_optimality = True
+    aliases = {"min_leaf": "min_support"}   # (the other tree solvers' name for it)
 
     def rule_settings(self, params) -> tuple[int, int, float, float, float, bool]:
         """(rule, relaxation, initial threshold, step, factor, rule at the last level)."""
