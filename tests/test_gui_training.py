@@ -211,7 +211,7 @@ def test_parameter_form_is_built_from_the_schema(qtbot):
     win.set_algorithm("greedy")
     win.algo_panel.form.editors["min_leaf"].setValue(7.0)
     win.depth_spin.setValue(4)
-    assert win.params() == {"min_leaf": 7.0, "depth": 4}
+    assert win.params() == {"min_leaf": 7.0, "leaf_cost": 0.0, "depth": 4}
     other = next((n for n in solver_names() if n != "greedy"), None)
     if other:
         win.set_algorithm(other)
@@ -226,7 +226,7 @@ def test_form_values_reach_the_solver(qtbot):
     result = run_and_wait(qtbot, win)
     leaves = result.tree.value[result.tree.feature < 0].sum(axis=1)
     assert leaves.min() >= 40 and result.tree.depth <= 4
-    assert win.current_run.params == {"min_leaf": 40.0, "depth": 4}
+    assert win.current_run.params == {"min_leaf": 40.0, "leaf_cost": 0.0, "depth": 4}
 
 
 # ------------------------------------------------------------------ warm-up
