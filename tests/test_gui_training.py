@@ -1,6 +1,7 @@
 """Training from the window: blossom to completion, the live view, Stop, closing
 during a solve, the parameter form, the JIT warm-up, hover, and run errors."""
 
+import gc
 import threading
 import time
 
@@ -286,6 +287,7 @@ def test_a_2047_node_tree_is_drawn_without_stalling_the_event_loop(qtbot):
     view.resize(900, 600)
     view.show()
     tree = full_tree(10)
+    gc.collect()   # the garbage of the tests before is not the view's stall
     ticks = []
     timer = QTimer()
     timer.setInterval(5)
@@ -297,7 +299,10 @@ def test_a_2047_node_tree_is_drawn_without_stalling_the_event_loop(qtbot):
     timer.stop()
     gaps = np.diff(ticks)
     assert len(nodes_on_screen_view(view)) == 2047
-    assert np.percentile(gaps, 99) < 0.05 and gaps.max() < 0.1, gaps.max()
+    # 1% of the gaps may exceed 50 ms, and one at least (the build lasts about a
+    # hundred ticks, where a 99th percentile is the largest gap but one), none 100 ms
+    slow = int((gaps > 0.05).sum())
+    assert slow <= max(1, len(gaps) // 100) and gaps.max() < 0.1, (slow, len(gaps), gaps.max())
 
 
 def nodes_on_screen_view(view):
