@@ -10,6 +10,7 @@ from engine.data.dataset import PrepOptions
 from engine.featurize import prepare
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
+from engine.solvers.warm_start import QUICK_CELLS
 from engine.training import train
 
 from conftest import SAMPLES
@@ -43,9 +44,10 @@ def test_auto_with_a_least_leaf_is_optimal_among_such_trees():
 
 def test_dl85_with_a_least_leaf_starts_from_greedy_under_the_same_least_leaf():
     rng = np.random.default_rng(7)
-    X = (rng.random((300, 8)) < 0.5).astype(np.uint8)
-    y = (X[:, 0] ^ X[:, 3] ^ (rng.random(300) < 0.2)).astype(np.int64)
-    data = dataset_from_arrays(X, y, np.ones(300), 2)
+    n = QUICK_CELLS // 8 + 1   # (a smaller table grows the greedy tree only after)
+    X = (rng.random((n, 8)) < 0.5).astype(np.uint8)
+    y = (X[:, 0] ^ X[:, 3] ^ (rng.random(n) < 0.2)).astype(np.int64)
+    data = dataset_from_arrays(X, y, np.ones(n), 2)
     for least in (1, 10, 40):
         greedy = train(data, "greedy", {"depth": 3, "min_leaf": least})
         result = train(data, "dl85", {"depth": 3, "min_support": least})

@@ -15,6 +15,11 @@ greedy tree is one it could return.  A solver with a least leaf weight (`min_lea
 DL8.5's `min_support`) gets the greedy tree grown under that same least leaf weight;
 one with a cost per leaf (`leaf_cost`) gets it pruned for that cost, and the two are
 compared on that objective (error + the leaves' cost).
+
+A small table (at most QUICK_CELLS cells) is searched first and the greedy tree grown
+only if the search ends without proving its optimum: there the search usually proves
+it in milliseconds, and growing the greedy tree first was a fifth of a small fit
+(1.2 of 7 ms on the ConTree set bank at depth 2).
 """
 
 from __future__ import annotations
@@ -25,11 +30,16 @@ from dataclasses import replace
 from engine.errors import Interrupted
 from engine.solvers import compile_ahead
 from engine.solvers.greedy import Greedy
+from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Result, Solver
 from engine.solvers.registry import get_solver
 
 # Relative slack when comparing weighted errors summed in different orders.
 TOLERANCE = 1e-9
+
+# Up to this many cells (rows x features) the greedy tree is grown only after a search
+# that did not prove its optimum.
+QUICK_CELLS = 50_000
 
 
 # Each solver's parameter for the least weight in a leaf (DL8.5 calls it a support, as
@@ -50,6 +60,14 @@ def least_leaf(params: dict) -> float:
     return float(max(params.get("min_leaf", 1), params.get("min_support", 1), 1))
 
 
+def _greedy(data, params: dict, monitor) -> Result:
+    """The greedy tree of `params["depth"]` under the solver's least leaf and cost per
+    leaf, so that it is a tree the solver could return."""
+    return Greedy().solve(data, {"depth": params["depth"],
+                                 "min_leaf": least_leaf(params),
+                                 "leaf_cost": params.get("leaf_cost", 0.0)}, monitor)
+
+
 def warm_started(solver: Solver, data, params: dict, monitor,
                  reshape: Callable | None = None) -> Result:
     """`solver.solve` with the greedy tree of `params["depth"]` as its first incumbent.
@@ -57,29 +75,66 @@ def warm_started(solver: Solver, data, params: dict, monitor,
     `reshape(data, greedy_result)` gives the table the solver searches (`auto`: the
     0/1 tests of continuous data, whose thresholds include the greedy tree's, so the
     solver can match it); the greedy tree stays the answer if the run stops while
-    reshaping."""
-    reference = Greedy().solve(data, {"depth": params["depth"],
-                                      "min_leaf": least_leaf(params),
-                                      "leaf_cost": params.get("leaf_cost", 0.0)}, monitor)
+    reshaping.  A small table without `reshape` gets the greedy tree last (see the
+    module docstring)."""
+    if reshape is None and data.X.size <= QUICK_CELLS:
+        return _greedy_last(solver, data, params, monitor)
+    reference = _greedy(data, params, monitor)
     monitor.floor = reference.objective   # the solver's trees must beat it to show
     try:
         searched = data if reshape is None else reshape(data, reference)
         compile_ahead.wait(monitor, solver.name)   # its kernels, compiled meanwhile
         result = solver.solve(searched, params, monitor)
     except Interrupted:   # stopped while setting up: the greedy tree is the best there is
-        return replace(reference, status=monitor.final_status(False),
-                       incumbents=list(monitor.incumbents),
-                       stats={"warm_start_error": reference.train_error,
-                              "kept_warm_start": True})
-    slack = TOLERANCE * max(float(data.w.sum()), 1.0)
+        return _kept(_stopped(reference, monitor), reference, monitor)
+    return _not_worse(solver, data, result, reference, monitor)
+
+
+def _greedy_last(solver: Solver, data, params: dict, monitor) -> Result:
+    """The search first; then, unless it proved its optimum, the greedy tree (grown
+    off the run's clock, a stopped run having no time left for it) where it is better."""
+    try:
+        compile_ahead.wait(monitor, solver.name)
+        result = solver.solve(data, params, monitor)
+    except Interrupted:
+        result = None
+    if result is not None and result.optimal:
+        return result
+    reference = _greedy(data, params, Monitor())
+    if result is None:
+        monitor.publish(reference.tree, reference.objective, 0.0)
+        return _kept(_stopped(reference, monitor), reference, monitor)
+    if reference.objective < result.objective - _slack(data):
+        monitor.publish(reference.tree, reference.objective, result.lower_bound)
+    return _not_worse(solver, data, result, reference, monitor)
+
+
+def _slack(data) -> float:
+    return TOLERANCE * max(float(data.w.sum()), 1.0)
+
+
+def _stopped(reference: Result, monitor) -> Result:
+    """The greedy result of a run stopped before its search gave a tree."""
+    return replace(reference, status=monitor.final_status(False), stats={})
+
+
+def _kept(result: Result, reference: Result, monitor) -> Result:
+    """`result` with the greedy tree as its answer, and the run's curve."""
+    return replace(result, tree=reference.tree, train_error=reference.train_error,
+                   lower_bound=min(result.lower_bound, reference.objective),
+                   incumbents=list(monitor.incumbents),
+                   stats={**result.stats, "warm_start_error": reference.train_error,
+                          "kept_warm_start": True})
+
+
+def _not_worse(solver: Solver, data, result: Result, reference: Result,
+               monitor) -> Result:
+    """`result`, or the greedy tree where that is better (a bug if `result` is proven)."""
     stats = {**result.stats, "warm_start_error": reference.train_error}
-    if result.objective <= reference.objective + slack:
+    if result.objective <= reference.objective + _slack(data):
         return replace(result, stats=stats)
     if result.optimal:
         raise RuntimeError(
             f"'{solver.name}' proved an objective of {result.objective:g}, above the "
             f"greedy tree's {reference.objective:g} on the same features: this is a bug.")
-    return replace(result, tree=reference.tree, train_error=reference.train_error,
-                   lower_bound=min(result.lower_bound, reference.objective),
-                   incumbents=list(monitor.incumbents),
-                   stats={**stats, "kept_warm_start": True})
+    return _kept(replace(result, stats=stats), reference, monitor)

@@ -1,0 +1,97 @@
+"""The greedy tree as every anytime search's floor, and grown last on small tables.
+
+A table of at most `QUICK_CELLS` cells is searched first: a proven optimum needs no
+greedy tree (growing it was a fifth of a small fit); a search that ends without a
+proof, or is stopped before it has a tree, still ends no worse than the greedy tree.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.errors import Interrupted
+from engine.model.tree import Tree
+from engine.solvers.contree import ConTree
+from engine.solvers.greedy import Greedy
+from engine.solvers.monitor import Monitor
+from engine.solvers.protocol import Result, Status
+from engine.solvers.warm_start import QUICK_CELLS
+from engine.training import train
+
+from optimal_trees import dataset_from_arrays
+
+
+def numeric_table(rows: int, seed: int = 3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(rows, 5)).round(2)
+    y = ((X[:, 0] > 0.3) ^ (X[:, 2] < -0.5) ^ (rng.random(rows) < 0.15)).astype(np.int64)
+    return dataset_from_arrays(X, y, np.ones(rows), 2, binary=False)
+
+
+@pytest.fixture
+def greedy_calls(monkeypatch):
+    calls = []
+    solve = Greedy.solve
+
+    def counted(self, data, params, monitor):
+        calls.append(monitor)
+        return solve(self, data, params, monitor)
+
+    monkeypatch.setattr(Greedy, "solve", counted)
+    return calls
+
+
+def test_a_small_table_proven_optimal_grows_no_greedy_tree(greedy_calls):
+    small = numeric_table(QUICK_CELLS // 5)
+    result = train(small, "contree", {"depth": 2})
+    assert result.optimal and not greedy_calls
+    assert "warm_start_error" not in result.stats
+    greedy = train(small, "greedy", {"depth": 2})
+    assert result.train_error <= greedy.train_error
+
+
+def test_a_larger_table_starts_from_the_greedy_tree(greedy_calls):
+    large = numeric_table(QUICK_CELLS // 5 + 1)
+    result = train(large, "contree", {"depth": 2})
+    assert result.optimal and len(greedy_calls) == 1
+    assert result.incumbents[0][1] == result.stats["warm_start_error"]
+
+
+def leaf_result(data, status):
+    weights = np.bincount(data.y, weights=data.w, minlength=2).astype(np.float64)
+    tree = Tree.leaf(weights, data.prep)
+    return Result(tree, tree.error(data.X, data.y, data.w), 0.0, False, status, 0.0)
+
+
+def test_a_small_search_ending_unproven_keeps_the_better_greedy_tree(monkeypatch,
+                                                                      greedy_calls):
+    small = numeric_table(500)
+    monkeypatch.setattr(ConTree, "solve",
+                        lambda self, data, params, monitor: leaf_result(data,
+                                                                         Status.TIME_LIMIT))
+    greedy = Greedy().solve(small, {"depth": 2, "min_leaf": 1.0, "leaf_cost": 0.0},
+                            Monitor())
+    result = train(small, "contree", {"depth": 2})
+    assert len(greedy_calls) == 2   # (one above)
+    assert result.status == Status.TIME_LIMIT and not result.optimal
+    assert result.stats["kept_warm_start"]
+    assert result.train_error == greedy.train_error < leaf_result(small, None).train_error
+    assert result.tree.error(small.X, small.y, small.w) == result.train_error
+    assert result.incumbents[-1][1] == greedy.train_error
+
+
+def test_a_small_search_stopped_before_its_tree_returns_the_greedy_tree(monkeypatch):
+    small = numeric_table(500)
+
+    def stopped(self, data, params, monitor):
+        monitor.cancel()
+        raise Interrupted("stopped while preparing", Status.CANCELLED.value)
+
+    monkeypatch.setattr(ConTree, "solve", stopped)
+    monitor = Monitor(60)
+    result = train(small, "contree", {"depth": 2}, monitor=monitor)
+    greedy = train(small, "greedy", {"depth": 2})
+    assert result.status == Status.CANCELLED and result.stats["kept_warm_start"]
+    assert result.train_error == greedy.train_error
+    assert result.incumbents and result.incumbents[-1][1] == greedy.train_error
