@@ -47,6 +47,7 @@ def test_a_small_table_proven_optimal_grows_no_greedy_tree(greedy_calls):
     result = train(small, "contree", {"depth": 2})
     assert result.optimal and not greedy_calls
     assert "warm_start_error" not in result.stats
+    assert result.incumbents[-1][1] == result.train_error   # the curve ends on the tree
     greedy = train(small, "greedy", {"depth": 2})
     assert result.train_error <= greedy.train_error
 

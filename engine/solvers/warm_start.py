@@ -99,14 +99,23 @@ def _greedy_last(solver: Solver, data, params: dict, monitor) -> Result:
     except Interrupted:
         result = None
     if result is not None and result.optimal:
-        return result
+        return _on_curve(result, monitor)
     reference = _greedy(data, params, Monitor())
     if result is None:
         monitor.publish(reference.tree, reference.objective, 0.0)
         return _kept(_stopped(reference, monitor), reference, monitor)
     if reference.objective < result.objective - _slack(data):
         monitor.publish(reference.tree, reference.objective, result.lower_bound)
-    return _not_worse(solver, data, result, reference, monitor)
+    return _on_curve(_not_worse(solver, data, result, reference, monitor), monitor)
+
+
+def _on_curve(result: Result, monitor) -> Result:
+    """`result` with its tree as the curve's last point (a search publishes only the
+    trees that improve on its start, so an optimal leaf or first tree may be absent)."""
+    if result.incumbents and result.incumbents[-1][1] <= result.objective:
+        return result
+    monitor.publish(result.tree, result.objective, result.lower_bound)
+    return replace(result, incumbents=list(monitor.incumbents))
 
 
 def _slack(data) -> float:
