@@ -54,6 +54,14 @@ from engine.tuning import DEPTHS, Tuner, candidates
 TARGET = "__orchard_target__"
 
 
+def _check_targets(y: np.ndarray) -> None:
+    """scikit-learn's check that `y` (1-D after `validate_data`) holds classes.  Labels
+    of an integer or bool dtype always do, and its type inference is a millisecond
+    of a small fit."""
+    if y.dtype.kind not in "biu":
+        check_classification_targets(y)
+
+
 class _OrchardClassifier(ClassifierMixin, BaseEstimator):
     """What both estimators share: fitting through `engine.training.train`, predicting
     through the model's preprocessing, and the exports."""
@@ -80,7 +88,7 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
         frame = X if isinstance(X, pd.DataFrame) else None
         X, y = validate_data(self, X, y, dtype=None if frame is not None else "numeric",
                              ensure_all_finite=False if frame is not None else "allow-nan")
-        check_classification_targets(y)
+        _check_targets(y)
         if len(y) < 2:
             raise ValueError(f"Fitting needs at least 2 samples; got {len(y)} sample.")
         weights = _check_sample_weight(sample_weight, X, dtype=np.float64)
@@ -382,7 +390,7 @@ def tune(X, y, algorithm: str = "auto", depths=DEPTHS, min_leaf=None, leaf_cost=
     X, y = validate_data(OptimalTreeClassifier(), X, y,
                          dtype=None if frame is not None else "numeric",
                          ensure_all_finite=False if frame is not None else "allow-nan")
-    check_classification_targets(y)
+    _check_targets(y)
     if sample_weight is not None:
         raise ValueError("tune does not take sample weights yet: fit "
                          "OptimalTreeClassifier with the depth it chooses instead.")
