@@ -97,12 +97,13 @@ def run_gui(data: str | None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from gui.main_window import MainWindow
-    from gui.worker import wait_for_workers
+    from gui.worker import collect_garbage_in_gui_thread, wait_for_workers
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Orchard")
     app.setWindowIcon(QIcon(str(ICON)))
     app.setOrganizationName("Orchard")
+    collector = collect_garbage_in_gui_thread()  # noqa: F841 - kept while the app runs
     window = MainWindow(data, warm_up=True)
     install_excepthook(window)
     # A screen smaller than the window's preferred size (1280x720 laptops) gets the

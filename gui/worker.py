@@ -43,6 +43,18 @@ def error_message(exc: BaseException) -> str:
     return f"Unexpected error: {text}"
 
 
+def collect_garbage_in_gui_thread():
+    """Turn off Python's automatic cycle collection and collect on a timer in the GUI
+    thread instead (pyqtgraph's `GarbageCollector`; keep the returned object).
+
+    Automatic collection runs in whichever thread happens to allocate: a worker thread
+    could then destroy a closed window's or dialog's widgets, and Qt crashes when a
+    widget is destroyed outside the GUI thread.  Undo with `collector.timer.stop()`
+    and `gc.enable()` (the tests do so after each window test)."""
+    from pyqtgraph.util.garbage_collector import GarbageCollector
+    return GarbageCollector(interval=0.5)
+
+
 _LIVE: set[Worker] = set()  # started workers, kept alive until their thread has ended
 
 

@@ -33,11 +33,18 @@ def datasets_dir() -> Path:
 
 @pytest.fixture(autouse=True)
 def _windows_collected_in_the_main_thread(request):
-    """After a test with widgets (pytest-qt closes them first), collect its garbage
-    here, in the main thread.  Left to chance, a closed window's Python wrappers were
+    """During a test with widgets, Python collects cycles only in the main thread (as
+    the app does: `gui.worker.collect_garbage_in_gui_thread`), and after it (pytest-qt
+    closes the widgets first) its garbage is collected here.  Left to chance, a closed window's Python wrappers were
     once collected by the next test's reading thread: it destroyed the window's menus
     holding a Qt lock while waiting for the GIL, which the main thread held while
     waiting for that lock (a hang in test_gui_responsive)."""
+    if "qtbot" not in request.fixturenames:
+        yield
+        return
+    from gui.worker import collect_garbage_in_gui_thread
+    collector = collect_garbage_in_gui_thread()   # as the app does (see there)
     yield
-    if "qtbot" in request.fixturenames:
-        gc.collect()
+    collector.timer.stop()
+    gc.collect()
+    gc.enable()

@@ -230,6 +230,32 @@ def test_worker_cancelled_before_start(qtbot):
         worker.start()
 
 
+def test_garbage_of_widgets_is_collected_in_the_gui_thread_only(qtbot):
+    """A closed widget in a reference cycle, then a worker that allocates plenty:
+    the cycle is freed by the GUI thread's timer, never by the worker (a widget
+    destroyed outside the GUI thread can crash Qt).  The test fixture turned
+    automatic collection off as the app does."""
+    import gc
+
+    from PySide6.QtWidgets import QWidget
+
+    assert not gc.isenabled()
+    freed_in = []
+
+    class Cyclic(QWidget):
+        def __del__(self):
+            freed_in.append(threading.get_ident())
+
+    widget = Cyclic()
+    widget.me = widget
+    del widget
+    worker = Worker(lambda: (threading.get_ident(), [[i] for i in range(200_000)]))
+    ((worker_ident, kept),) = run_worker(qtbot, worker, worker.finished)
+    assert freed_in == []          # 200,000 allocations in the worker collected nothing
+    qtbot.waitUntil(lambda: bool(freed_in), timeout=5_000)
+    assert freed_in == [threading.get_ident()] != [worker_ident]
+
+
 # ------------------------------------------------------------------ app entry
 def test_orchard_data_opens_the_window_with_the_file_loaded(qtbot, tmp_path, monkeypatch):
     import sys
