@@ -1,8 +1,9 @@
 """The greedy tree as every anytime search's floor, and grown last on small tables.
 
-A table of at most `QUICK_CELLS` cells is searched first: a proven optimum needs no
-greedy tree (growing it was a fifth of a small fit); a search that ends without a
-proof, or is stopped before it has a tree, still ends no worse than the greedy tree.
+A quick search (a table of at most `QUICK_CELLS` cells, or depth 2 on at most
+`QUICK_DEPTH_TWO` rows x features²) goes first: a proven optimum needs no greedy tree
+(growing it was a fifth of a small fit); a search that ends without a proof, or is
+stopped before it has a tree, still ends no worse than the greedy tree.
 """
 
 from __future__ import annotations
@@ -16,15 +17,15 @@ from engine.solvers.contree import ConTree
 from engine.solvers.greedy import Greedy
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Result, Status
-from engine.solvers.warm_start import QUICK_CELLS
+from engine.solvers.warm_start import QUICK_CELLS, QUICK_DEPTH_TWO
 from engine.training import train
 
 from optimal_trees import dataset_from_arrays
 
 
-def numeric_table(rows: int, seed: int = 3):
+def numeric_table(rows: int, seed: int = 3, columns: int = 5):
     rng = np.random.default_rng(seed)
-    X = rng.normal(size=(rows, 5)).round(2)
+    X = rng.normal(size=(rows, columns)).round(2)
     y = ((X[:, 0] > 0.3) ^ (X[:, 2] < -0.5) ^ (rng.random(rows) < 0.15)).astype(np.int64)
     return dataset_from_arrays(X, y, np.ones(rows), 2, binary=False)
 
@@ -54,7 +55,21 @@ def test_a_small_table_proven_optimal_grows_no_greedy_tree(greedy_calls):
 
 def test_a_larger_table_starts_from_the_greedy_tree(greedy_calls):
     large = numeric_table(QUICK_CELLS // 5 + 1)
-    result = train(large, "contree", {"depth": 2})
+    result = train(large, "contree", {"depth": 3})
+    assert result.optimal and len(greedy_calls) == 1
+    assert result.incumbents[0][1] == result.stats["warm_start_error"]
+
+
+def test_depth_two_searches_a_mid_table_first_and_a_wide_one_after_greedy(greedy_calls):
+    mid = numeric_table(QUICK_CELLS // 5 + 1)          # 250,005 cells, x 5 columns
+    assert mid.X.size > QUICK_CELLS and mid.X.size * 5 <= QUICK_DEPTH_TWO
+    result = train(mid, "contree", {"depth": 2})
+    assert result.optimal and not greedy_calls
+    assert result.incumbents[-1][1] == result.train_error
+    assert result.train_error <= train(mid, "greedy", {"depth": 2}).train_error
+    greedy_calls.clear()
+    wide = numeric_table(QUICK_DEPTH_TWO // 40 ** 2 + 1, columns=40)
+    result = train(wide, "contree", {"depth": 2})
     assert result.optimal and len(greedy_calls) == 1
     assert result.incumbents[0][1] == result.stats["warm_start_error"]
 
