@@ -1,7 +1,7 @@
 """The greedy tree as every anytime search's floor, and grown last on small tables.
 
 A quick search (a table of at most `QUICK_CELLS` cells, or depth 2 on at most
-`QUICK_DEPTH_TWO` rows x features²) goes first: a proven optimum needs no greedy tree
+`QUICK_CELLS_DEPTH_TWO` cells and `QUICK_WORK_DEPTH_TWO` rows x features²) goes first: a proven optimum needs no greedy tree
 (growing it was a fifth of a small fit); a search that ends without a proof, or is
 stopped before it has a tree, still ends no worse than the greedy tree.
 """
@@ -17,7 +17,7 @@ from engine.solvers.contree import ConTree
 from engine.solvers.greedy import Greedy
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Result, Status
-from engine.solvers.warm_start import QUICK_CELLS, QUICK_DEPTH_TWO
+from engine.solvers.warm_start import QUICK_CELLS, QUICK_CELLS_DEPTH_TWO, QUICK_WORK_DEPTH_TWO
 from engine.training import train
 
 from optimal_trees import dataset_from_arrays
@@ -60,18 +60,24 @@ def test_a_larger_table_starts_from_the_greedy_tree(greedy_calls):
     assert result.incumbents[0][1] == result.stats["warm_start_error"]
 
 
-def test_depth_two_searches_a_mid_table_first_and_a_wide_one_after_greedy(greedy_calls):
-    mid = numeric_table(QUICK_CELLS // 5 + 1)          # 250,005 cells, x 5 columns
-    assert mid.X.size > QUICK_CELLS and mid.X.size * 5 <= QUICK_DEPTH_TWO
+def test_depth_two_searches_a_mid_table_first_and_a_wide_or_tall_one_after_greedy(
+        greedy_calls):
+    mid = numeric_table(QUICK_CELLS // 5 + 1)
+    assert QUICK_CELLS < mid.X.size <= QUICK_CELLS_DEPTH_TWO
+    assert mid.X.size * 5 <= QUICK_WORK_DEPTH_TWO
     result = train(mid, "contree", {"depth": 2})
     assert result.optimal and not greedy_calls
     assert result.incumbents[-1][1] == result.train_error
     assert result.train_error <= train(mid, "greedy", {"depth": 2}).train_error
-    greedy_calls.clear()
-    wide = numeric_table(QUICK_DEPTH_TWO // 40 ** 2 + 1, columns=40)
-    result = train(wide, "contree", {"depth": 2})
-    assert result.optimal and len(greedy_calls) == 1
-    assert result.incumbents[0][1] == result.stats["warm_start_error"]
+    wide = numeric_table(QUICK_WORK_DEPTH_TWO // 40 ** 2 + 1, columns=40)
+    tall = numeric_table(QUICK_CELLS_DEPTH_TWO // 3 + 1, columns=3)
+    assert wide.X.size <= QUICK_CELLS_DEPTH_TWO < tall.X.size
+    assert tall.X.size * 3 <= QUICK_WORK_DEPTH_TWO < wide.X.size * 40
+    for table in (wide, tall):
+        greedy_calls.clear()
+        result = train(table, "contree", {"depth": 2})
+        assert result.optimal and len(greedy_calls) == 1
+        assert result.incumbents[0][1] == result.stats["warm_start_error"]
 
 
 def leaf_result(data, status):

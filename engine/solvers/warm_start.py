@@ -42,11 +42,14 @@ from engine.solvers.registry import get_solver
 TOLERANCE = 1e-9
 
 # Up to this many cells (rows x features) the greedy tree is grown only after a search
-# that did not prove its optimum; at depth 2 or less, up to this many rows x features²
-# (the exact searches' work there grows about so: ConTree at depth 2 proved fault's
+# that did not prove its optimum; at depth 2 or less, up to QUICK_CELLS_DEPTH_TWO cells
+# (the greedy tree then takes milliseconds, so a stopped search overruns its limit by
+# little; 300,000 rows x 4 took 0.4 s) and QUICK_WORK_DEPTH_TWO rows x features² (the
+# exact searches' work there grows about so: ConTree at depth 2 proved fault's
 # 1,941 x 27² in 0.3 s and eeg's 14,980 x 14² in 0.43 s on a 2-core EPYC).
 QUICK_CELLS = 50_000
-QUICK_DEPTH_TWO = 5_000_000
+QUICK_CELLS_DEPTH_TWO = 250_000
+QUICK_WORK_DEPTH_TWO = 5_000_000
 
 
 # Each solver's parameter for the least weight in a leaf (DL8.5 calls it a support, as
@@ -78,8 +81,9 @@ def _greedy(data, params: dict, monitor) -> Result:
 def searched_first(data, params: dict) -> bool:
     """Whether the search is likely quick enough to go before the greedy tree."""
     rows, features = data.X.shape
-    return rows * features <= QUICK_CELLS or (
-        params["depth"] <= 2 and rows * features ** 2 <= QUICK_DEPTH_TWO)
+    cells = rows * features
+    return cells <= QUICK_CELLS or (params["depth"] <= 2 and cells <= QUICK_CELLS_DEPTH_TWO
+                                    and cells * features <= QUICK_WORK_DEPTH_TWO)
 
 
 def warm_started(solver: Solver, data, params: dict, monitor,
