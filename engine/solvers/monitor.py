@@ -180,11 +180,16 @@ class Monitor:
         """Record an improving incumbent (the curve) and hand it to the callback.
 
         After a warm start (`floor`), a solver's own trees that are no better than the
-        warm-start tree are left out: the curve never goes up.
+        warm-start tree are left out: the curve never goes up.  Nor does it go back in
+        time: threads stamp their trees when found, and a later-drained thread's better
+        tree may be stamped before the last one shown; it counts from that one's time
+        (it became the best then), or the chart's steps would loop back.
         """
         t = self.elapsed() if t is None else t
         if error >= self.floor:
             return
+        if self.incumbents:
+            t = max(t, self.incumbents[-1][0])
         self.incumbents.append((t, float(error), float(lower_bound)))
         if tree is not None and self.space is not None:
             tree = on_features(tree, self.space)
