@@ -35,10 +35,11 @@ def datasets_dir() -> Path:
 def _windows_collected_in_the_main_thread(request):
     """During a test with widgets, Python collects cycles only in the main thread (as
     the app does: `gui.worker.collect_garbage_in_gui_thread`), and after it (pytest-qt
-    closes the widgets first) its garbage is collected here.  Left to chance, a closed window's Python wrappers were
-    once collected by the next test's reading thread: it destroyed the window's menus
-    holding a Qt lock while waiting for the GIL, which the main thread held while
-    waiting for that lock (a hang in test_gui_responsive)."""
+    closes the widgets first) its garbage is collected here.  Left to chance, a
+    closed window's Python wrappers were once collected by the next test's reading
+    thread: it destroyed the window's menus holding a Qt lock while waiting for the
+    GIL, which the main thread held while waiting for that lock (a hang in
+    test_gui_responsive)."""
     if "qtbot" not in request.fixturenames:
         yield
         return

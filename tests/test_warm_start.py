@@ -1,9 +1,10 @@
 """The greedy tree as every anytime search's floor, and grown last on small tables.
 
 A quick search (a table of at most `QUICK_CELLS` cells, or depth 2 on at most
-`QUICK_CELLS_DEPTH_TWO` cells and `QUICK_WORK_DEPTH_TWO` rows x features²) goes first: a proven optimum needs no greedy tree
-(growing it was a fifth of a small fit); a search that ends without a proof, or is
-stopped before it has a tree, still ends no worse than the greedy tree.
+`QUICK_CELLS_DEPTH_TWO` cells and `QUICK_WORK_DEPTH_TWO` rows x features²) goes
+first: a proven optimum needs no greedy tree (growing it was a fifth of a small fit);
+a search that ends without a proof, or is stopped before it has a tree, still ends no
+worse than the greedy tree.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from engine.solvers.contree import ConTree
 from engine.solvers.greedy import Greedy
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Result, Status
-from engine.solvers.warm_start import QUICK_CELLS, QUICK_CELLS_DEPTH_TWO, QUICK_WORK_DEPTH_TWO
+from engine.solvers.warm_start import (QUICK_CELLS, QUICK_CELLS_DEPTH_TWO,
+                                      QUICK_WORK_DEPTH_TWO)
 from engine.training import train
 
 from optimal_trees import dataset_from_arrays
