@@ -1,53 +1,81 @@
-"""Generalisation: test accuracy and size of tuned Orchard trees next to tuned CART.
+"""Generalisation: test accuracy and size of tuned Orchard trees next to tuned CART and C5.0.
 
 Why: an optimal tree fits its training rows as well as any tree of its depth can, which
 says nothing about new rows.  What a user needs to know (issue 36) is whether a tree
 whose size `orchard.tune` chose by cross-validation predicts unseen rows as well as
-scikit-learn's CART tuned the usual way, and with how many leaves.
+scikit-learn's CART tuned the usual way, and with how many leaves.  Two more yardsticks:
+the majority class, which no tree should lose to (a tree that does has learnt noise),
+and C5.0, the tree analysts know for text columns (it groups a column's values in one
+test, where CART needs one-hot columns).
 
 How: an outer stratified k-fold (`--folds`, 5; shuffled with `--seed`, the same
 splits for every method) on each table; every method is trained on the outer training
 part only and scored on the held-out part:
 
+    majority           the training part's most frequent class (one leaf)
     cart-d3, cart-d4   DecisionTreeClassifier(max_depth=3 or 4, random_state=0)
     cart-tuned         GridSearchCV over max_depth 1-6 and None, min_samples_leaf 1, 5,
                        20, ccp_alpha 0, 0.001, 0.005, 0.01, 0.02 (inner stratified 5-fold,
                        shuffled, seed 0; the best mean score), refit on the training part
+    c50                c50py's C5Classifier at its defaults (C5.0's pruning, cf 0.25, at
+                       least 2 rows a leaf; text columns split by groups of values,
+                       missing cells sent down both branches)
     pystreed-tuned     pystreed's STreeDClassifier(optimization_task="accuracy",
                        max_depth=4, hyper_tune=True, time_limit=--time-limit): its own
                        inner validation of the tree's size, on its own quantile
-                       binarisation of numeric columns
+                       binarisation of numeric columns (numeric tables only: skipped on
+                       the mixed ones)
     orchard-ALGO       orchard.tune(X, y, algorithm=ALGO, depths=--depths, cv=5,
                        time_limit=--time-limit, random_state=0) for ALGO in greedy,
                        blossom, contree, auto: the inner 5-fold with the one-standard-
                        error rule (engine.tuning), the choice refit on the training part;
                        greedy also tunes its least leaf (1, 5, 20)
 
+On a mixed table CART gets what a scikit-learn user would write: a ColumnTransformer
+whose text columns have their missing cells filled with "(missing)" and are one-hot
+encoded (values on fewer than 10 training rows pooled, unseen values sent there), and
+whose numeric columns have their missing cells filled with the training median; the
+grid is the same.  C5.0 and Orchard get the DataFrame itself.  On a numeric table
+every method gets the plain array, as before the mixed tables.
+
 The time limit covers one outer fold's whole tuning, final fit included.  Orchard's
 kernels are loaded (or compiled) before anything is timed.  Orchard's exact solvers
-use every core; CART and the grid search use one.
+use every core; CART, the grid search and C5.0 use one.
 
 Per table and method: mean outer test accuracy (± its standard deviation over the
 outer folds), mean leaves, the depth of each fold's tree, mean wall seconds per outer
 fold (fit only), and for Orchard how many outer folds' final fits the time limit
 stopped.  Each (table, method) result is appended to `--out` as one JSON line as soon
 as it is ready (per-fold numbers and chosen settings included), so a partial run is
-not lost.  At the end: a markdown table, and a summary (each method's mean accuracy and
-leaves over the tables; each Orchard method against cart-tuned: on how many tables its
-accuracy is at least cart-tuned's, and its mean leaves next to cart-tuned's);
+not lost.  At the end: a markdown table, and a summary: each method's mean accuracy
+and leaves over its tables and on how many tables its accuracy is below the majority
+class's; then each method against cart-tuned and against c50: on how many tables its
+accuracy is at least theirs, and its mean accuracy and leaves next to theirs.
 `--summary` prints the same from what `--out` holds (a partial or earlier run).
 
-Tables: scikit-learn's bundled iris, wine and breast_cancer, and from
-shared/datasets (read in place, class in the first column) the ConTree sets bank,
-raisin, rice, segment and wilt (numeric) and the CP4IM sets vote and heart-cleveland
-(0/1).  Times depend on the machine's load, and so can an Orchard accuracy where the
-time limit stopped a search (`final fit at limit`; the JSON also counts the inner folds
-it stopped).
+Tables:
+- scikit-learn's bundled iris, wine and breast_cancer;
+- from shared/datasets, read in place: the ConTree sets bank, raisin, rice, segment,
+  wilt, page and fault (numeric, class first; the others there, from bidding's 6,321
+  rows up, are left out to bound the run), the CP4IM sets vote and heart-cleveland (0/1,
+  class first), and the ODD sets car-evaluation, contraceptive-method-choice,
+  dermatology, ionosphere, qsar-biodegradation, teaching-assistant-evaluation and
+  thyroid-new (CSV with a header, class `y` last; categorical columns come one-hot);
+- generated by benchmarks/mixed_tables.py (seed 0), the shape of an analyst's table:
+  text columns (identifiers, many-valued, few-valued), numbers, missing cells, label
+  noise: transport (20,000 rows), accounts (10,000), survey (5,000) and
+  transport-small (2,000 rows of the kind transport: the small sample an analyst often
+  has; its own draw, whose majority class is larger, not a part of transport).
 
-    .venv/bin/python benchmarks/generalisation.py [--tables iris,wine] [--methods
-        cart-d3,cart-d4,cart-tuned,pystreed-tuned,orchard-greedy,orchard-blossom,orchard-contree,
-        orchard-auto] [--time-limit 30] [--depths 1-6] [--folds 5] [--seed 0]
-        [--out /tmp/orchard-generalisation/results.jsonl]
+Times depend on the machine's load, and so can an Orchard accuracy where the time
+limit stopped a search (`final fit at limit`; the JSON also counts the inner folds it
+stopped).  c50py is a benchmark-only peer, not a dependency of Orchard (`pip install
+c50py==0.5.2`); without it the c50 rows are recorded as failed and the rest goes on.
+
+    .venv/bin/python benchmarks/generalisation.py [--tables iris,transport-small]
+        [--methods majority,cart-d3,cart-d4,cart-tuned,c50,pystreed-tuned,orchard-greedy,
+        orchard-blossom,orchard-contree,orchard-auto] [--time-limit 30] [--depths 1-6]
+        [--folds 5] [--seed 0] [--out /tmp/orchard-generalisation/results.jsonl]
     .venv/bin/python benchmarks/generalisation.py --summary [--out FILE]
 """
 
@@ -55,18 +83,25 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
 import os
 import platform
 import subprocess
 import sys
 import time
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 from sklearn import datasets
+from sklearn.compose import ColumnTransformer, make_column_selector
+from sklearn.dummy import DummyClassifier
+from sklearn.impute import SimpleImputer
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import OneHotEncoder
 from sklearn.tree import DecisionTreeClassifier
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,50 +111,121 @@ from engine.estimators import tune  # noqa: E402
 from engine.warmup import warm_up  # noqa: E402
 
 DATASETS = ROOT.parent / "shared" / "datasets"
-TABLES = {   # name -> where it comes from: scikit-learn, or a folder of shared/datasets
+MIXED_TABLES = ROOT / "benchmarks" / "mixed_tables.py"
+# Mixed tables: name -> (kind of benchmarks/mixed_tables.py, rows); always seed 0.
+MIXED = {"transport": ("transport", 20_000), "accounts": ("accounts", 10_000),
+         "survey": ("survey", 5_000), "transport-small": ("transport", 2_000)}
+TABLES = {   # name -> where it comes from: scikit-learn, a folder of shared/datasets, mixed
     "iris": "sklearn", "wine": "sklearn", "breast_cancer": "sklearn",
     "bank": "contree", "raisin": "contree", "rice": "contree", "segment": "contree",
     "wilt": "contree", "vote": "cp4im", "heart-cleveland": "cp4im",
+    "page": "contree", "fault": "contree",
+    "car-evaluation": "odd", "contraceptive-method-choice": "odd", "dermatology": "odd",
+    "ionosphere": "odd", "qsar-biodegradation": "odd",
+    "teaching-assistant-evaluation": "odd", "thyroid-new": "odd",
+    **dict.fromkeys(MIXED, "mixed"),
 }
-METHODS = ("cart-d3", "cart-d4", "cart-tuned", "pystreed-tuned", "orchard-greedy",
-           "orchard-blossom", "orchard-contree", "orchard-auto")
+METHODS = ("majority", "cart-d3", "cart-d4", "cart-tuned", "c50", "pystreed-tuned",
+           "orchard-greedy", "orchard-blossom", "orchard-contree", "orchard-auto")
 # pystreed's own tuning (issue 36's peer): its hyper_tune on its own quantile
 # binarisation, at most this depth (it tunes the size below it).
 PYSTREED_DEPTH = 4
 CART_GRID = {"max_depth": [1, 2, 3, 4, 5, 6, None], "min_samples_leaf": [1, 5, 20],
              "ccp_alpha": [0.0, 0.001, 0.005, 0.01, 0.02]}
+# A text value on fewer training rows than this is one-hot encoded as "infrequent":
+# an identifier's values (a few rows each) would otherwise be thousands of columns.
+RARE = 10
 INNER_FOLDS = 5
-BASELINE = "cart-tuned"
+MAJORITY = "majority"
+BASELINES = ("cart-tuned", "c50")
 
 
-def load(name: str) -> tuple[np.ndarray, np.ndarray]:
+def load(name: str) -> tuple[np.ndarray | pd.DataFrame, np.ndarray]:
+    """X and y of the table: a numeric array, or for a mixed table its DataFrame."""
     source = TABLES[name]
     if source == "sklearn":
         return getattr(datasets, f"load_{name}")(return_X_y=True)
+    if source == "mixed":
+        table = mixed_tables().make(*MIXED[name], seed=0)
+        return table.drop(columns="status"), table["status"].to_numpy()
+    if source == "odd":
+        table = np.loadtxt(DATASETS / source / f"{name}.csv", delimiter=",", skiprows=1)
+        return table[:, :-1], table[:, -1].astype(np.int64)
     table = np.loadtxt(DATASETS / source / f"{name}.txt")
     return table[:, 1:], table[:, 0].astype(np.int64)
 
 
-def fit(method: str, X: np.ndarray, y: np.ndarray, depths: list[int],
+def mixed_tables():
+    """The module `benchmarks/mixed_tables.py` (benchmarks are no package)."""
+    spec = importlib.util.spec_from_file_location("mixed_tables", MIXED_TABLES)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def rows(X, index: np.ndarray):
+    """The rows at the positions `index` of X, an array or a DataFrame."""
+    return X.iloc[index] if isinstance(X, pd.DataFrame) else X[index]
+
+
+def cart(X, **settings):
+    """An untrained CART for X: the tree itself on a numeric array; on a DataFrame a
+    Pipeline, as a scikit-learn user would write it (see the module docstring), whose
+    last step `tree` is the tree."""
+    tree = DecisionTreeClassifier(random_state=0, **settings)
+    if not isinstance(X, pd.DataFrame):
+        return tree
+    text = make_pipeline(
+        SimpleImputer(missing_values=None, strategy="constant", fill_value="(missing)"),
+        OneHotEncoder(handle_unknown="infrequent_if_exist", min_frequency=RARE,
+                      sparse_output=True))
+    columns = ColumnTransformer([
+        ("text", text, make_column_selector(dtype_exclude="number")),
+        ("numbers", SimpleImputer(strategy="median"),
+         make_column_selector(dtype_include="number"))])
+    return Pipeline([("columns", columns), ("tree", tree)])
+
+
+def shape(tree: DecisionTreeClassifier) -> dict:
+    return {"leaves": int(tree.get_n_leaves()), "depth": int(tree.get_depth())}
+
+
+def c50_depth(node) -> int:
+    """The depth below a node of a fitted c50py tree (`tree_`: nodes with `is_leaf`
+    and the `children` left and right; c50py has no get_depth)."""
+    return 0 if node.is_leaf else 1 + max(c50_depth(c) for c in node.children.values())
+
+
+def fit(method: str, X, y: np.ndarray, depths: list[int],
         time_limit: float) -> tuple[object, dict]:
     """The fitted model of `method` on X, y and what to record of it: leaves, depth,
     the chosen setting and (Orchard) the final fit's status."""
+    if method == MAJORITY:
+        return DummyClassifier(strategy="most_frequent").fit(X, y), {"leaves": 1, "depth": 0}
     if method.startswith("cart-d"):
-        tree = DecisionTreeClassifier(max_depth=int(method[6:]), random_state=0).fit(X, y)
-        return tree, {"leaves": int(tree.get_n_leaves()), "depth": int(tree.get_depth())}
+        model = cart(X, max_depth=int(method[6:])).fit(X, y)
+        return model, shape(model[-1] if isinstance(model, Pipeline) else model)
     if method == "cart-tuned":
+        model = cart(X)
+        prefix = "tree__" if isinstance(model, Pipeline) else ""
         inner = StratifiedKFold(INNER_FOLDS, shuffle=True, random_state=0)
-        search = GridSearchCV(DecisionTreeClassifier(random_state=0), CART_GRID,
+        search = GridSearchCV(model, {prefix + k: v for k, v in CART_GRID.items()},
                               cv=inner).fit(X, y)
-        tree = search.best_estimator_
-        return search, {"leaves": int(tree.get_n_leaves()), "depth": int(tree.get_depth()),
-                        "chosen": search.best_params_}
+        best = search.best_estimator_
+        return search, {**shape(best[-1] if prefix else best),
+                        "chosen": {k.removeprefix(prefix): v
+                                   for k, v in search.best_params_.items()}}
+    if method == "c50":
+        from c50py import C5Classifier
+        tree = C5Classifier().fit(X, y)
+        # export_rules gives one rule per leaf (c50py has no get_n_leaves)
+        return tree, {"leaves": len(tree.export_rules()), "depth": c50_depth(tree.tree_)}
     if method == "pystreed-tuned":
         from pystreed import STreeDClassifier
         tree = STreeDClassifier(optimization_task="accuracy", max_depth=PYSTREED_DEPTH,
                                 hyper_tune=True, time_limit=time_limit,
                                 random_seed=0).fit(X, y)
-        return tree, {"leaves": int(tree.get_n_leaves()), "depth": int(tree.get_depth())}
+        return tree, shape(tree)
     model = tune(X, y, algorithm=method.removeprefix("orchard-"), depths=depths,
                  cv=INNER_FOLDS, time_limit=time_limit, random_state=0)
     return model, {"leaves": model.model_.n_leaves, "depth": model.model_.depth,
@@ -128,19 +234,23 @@ def fit(method: str, X: np.ndarray, y: np.ndarray, depths: list[int],
 
 
 def evaluate(table: str, method: str, X, y, args) -> dict:
-    """Every outer fold of `method` on the table; a failure is recorded, not raised."""
+    """Every outer fold of `method` on the table; a failure is recorded, not raised,
+    and so is a method that does not apply to the table (`skipped`)."""
     entry = {"table": table, "method": method, "rows": len(y), "features": X.shape[1],
              "classes": len(np.unique(y)), "orchard": args.orchard,
              "settings": {"folds": args.folds, "seed": args.seed,
                           "time_limit": args.time_limit, "depths": args.depths}}
+    if method == "pystreed-tuned" and isinstance(X, pd.DataFrame):
+        return {**entry, "skipped": "numeric only"}
     folds = []
     splits = StratifiedKFold(args.folds, shuffle=True, random_state=args.seed).split(X, y)
     try:
         for train, test in splits:
             start = time.perf_counter()
-            model, facts = fit(method, X[train], y[train], args.depths, args.time_limit)
+            model, facts = fit(method, rows(X, train), y[train], args.depths,
+                               args.time_limit)
             seconds = time.perf_counter() - start
-            accuracy = float(np.mean(model.predict(X[test]) == y[test]))
+            accuracy = float(np.mean(model.predict(rows(X, test)) == y[test]))
             folds.append({"accuracy": accuracy, "seconds": seconds, **facts})
     except Exception as error:  # noqa: BLE001 - recorded in its row, the others go on
         return {**entry, "error": f"{type(error).__name__}: {error}"}
@@ -167,8 +277,14 @@ def machine() -> str:
     with open("/proc/cpuinfo", encoding="utf-8") as info:
         cpu = next((line.split(":", 1)[1].strip() for line in info
                     if line.startswith("model name")), platform.machine())
-    versions = ", ".join(f"{name} {version(name)}"
-                         for name in ("numpy", "numba", "scikit-learn"))
+
+    def installed(name):
+        try:
+            return f"{name} {version(name)}"
+        except PackageNotFoundError:
+            return f"no {name}"
+    versions = ", ".join(installed(name) for name in
+                         ("numpy", "numba", "pandas", "scikit-learn", "pystreed", "c50py"))
     return (f"{datetime.datetime.now().isoformat(timespec='seconds')}; {cpu}, "
             f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; "
             f"{platform.platform()}; Python {platform.python_version()}, {versions}")
@@ -180,8 +296,9 @@ def markdown(results: list[dict]) -> str:
              "|---|---:|---:|---:|---|---:|---:|---|---:|---:|"]
     for r in results:
         facts = f"| {r['table']} | {r['rows']} | {r['features']} | {r['classes']} | {r['method']} |"
-        if "error" in r:
-            lines.append(f"{facts} failed: {r['error']} | | | | |")
+        if "error" in r or "skipped" in r:
+            why = f"failed: {r['error']}" if "error" in r else f"skipped: {r['skipped']}"
+            lines.append(f"{facts} {why} | | | | |")
             continue
         depths = " ".join(str(f["depth"]) for f in r["folds"])
         at_limit = "-" if not r["method"].startswith("orchard-") else \
@@ -192,31 +309,41 @@ def markdown(results: list[dict]) -> str:
 
 
 def summary(results: list[dict]) -> str:
-    results = [r for r in results if "error" not in r]
+    """Per method over its tables, then each method against each of BASELINES on the
+    tables both have.  Failed and skipped rows count nowhere.  A result file of an
+    earlier version (no majority, no c50) gives "-" below the majority and no table
+    against c50."""
+    results = [r for r in results if "error" not in r and "skipped" not in r]
     by = {(r["table"], r["method"]): r for r in results}
     methods = [m for m in METHODS if any(r["method"] == m for r in results)]
-    lines = ["| method | tables | mean accuracy | mean leaves | mean s / fold |",
-             "|---|---:|---:|---:|---:|"]
+    lines = [f"| method | tables | mean accuracy | mean leaves | mean s / fold | "
+             f"tables below {MAJORITY} |", "|---|---:|---:|---:|---:|---:|"]
     for m in methods:
         mine = [r for r in results if r["method"] == m]
+        pairs = [(r, by[(r["table"], MAJORITY)]) for r in mine if (r["table"], MAJORITY) in by]
+        below = sum(r["accuracy"] < b["accuracy"] - 1e-12 for r, b in pairs)
         lines.append(f"| {m} | {len(mine)} | {np.mean([r['accuracy'] for r in mine]):.4f} | "
                      f"{np.mean([r['leaves'] for r in mine]):.1f} | "
-                     f"{np.mean([r['seconds'] for r in mine]):.1f} |")
-    lines += ["", f"| method | tables with both | accuracy ≥ {BASELINE} | mean accuracy "
-              f"(method / {BASELINE}) | mean leaves (method / {BASELINE}) |",
-              "|---|---:|---:|---|---|"]
-    for m in (m for m in methods if not m.startswith("cart-")):
-        pairs = [(r, by[(r["table"], BASELINE)]) for r in results
-                 if r["method"] == m and (r["table"], BASELINE) in by]
-        if not pairs:
-            continue
-        at_least = sum(r["accuracy"] >= b["accuracy"] - 1e-12 for r, b in pairs)
-        lines.append(
-            f"| {m} | {len(pairs)} | {at_least} | "
-            f"{np.mean([r['accuracy'] for r, _ in pairs]):.4f} / "
-            f"{np.mean([b['accuracy'] for _, b in pairs]):.4f} | "
-            f"{np.mean([r['leaves'] for r, _ in pairs]):.1f} / "
-            f"{np.mean([b['leaves'] for _, b in pairs]):.1f} |")
+                     f"{np.mean([r['seconds'] for r in mine]):.1f} | "
+                     + (f"{below} of {len(pairs)} |" if pairs and m != MAJORITY else "- |"))
+    for baseline in BASELINES:
+        compared = []
+        for m in methods:
+            pairs = [(r, by[(r["table"], baseline)]) for r in results
+                     if r["method"] == m and (r["table"], baseline) in by]
+            if m == MAJORITY or m.startswith("cart-") or m == baseline or not pairs:
+                continue
+            at_least = sum(r["accuracy"] >= b["accuracy"] - 1e-12 for r, b in pairs)
+            compared.append(
+                f"| {m} | {len(pairs)} | {at_least} | "
+                f"{np.mean([r['accuracy'] for r, _ in pairs]):.4f} / "
+                f"{np.mean([b['accuracy'] for _, b in pairs]):.4f} | "
+                f"{np.mean([r['leaves'] for r, _ in pairs]):.1f} / "
+                f"{np.mean([b['leaves'] for _, b in pairs]):.1f} |")
+        if compared:
+            lines += ["", f"| method | tables with both | accuracy ≥ {baseline} | mean "
+                      f"accuracy (method / {baseline}) | mean leaves (method / {baseline}) |",
+                      "|---|---:|---:|---|---|", *compared]
     return "\n".join(lines)
 
 
@@ -280,9 +407,12 @@ def main(argv=None) -> int:
             results.append(result)
             with args.out.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(result) + "\n")
-            print(f"{table} {method}: " + (result["error"] if "error" in result else
-                  f"accuracy {result['accuracy']:.4f}, {result['leaves']:.1f} leaves, "
-                  f"{result['seconds']:.1f} s / fold"), flush=True)
+            if "error" in result or "skipped" in result:
+                outcome = result.get("error") or f"skipped: {result['skipped']}"
+            else:
+                outcome = (f"accuracy {result['accuracy']:.4f}, {result['leaves']:.1f} "
+                           f"leaves, {result['seconds']:.1f} s / fold")
+            print(f"{table} {method}: {outcome}", flush=True)
     print(f"\nall done in {(time.perf_counter() - began) / 60:.1f} min\n")
     report(results)
     return 0

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,6 +38,7 @@ except ImportError as error:   # pragma: no cover - depends on the installation
                       "pip install 'orchard[notebook]'.") from error
 
 from engine.data.class_weights import class_factors
+from engine.data.columns import ColumnKind
 from engine.data.csv_reader import RawTable
 from engine.data.dataset import PrepOptions
 from engine.featurize import prepare, prepare_numbers
@@ -107,11 +109,13 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
         algorithm, params = self._settings()
         binarize = self.binarize or default_binarization(algorithm)
         options = PrepOptions(target=TARGET, binarize=binarize,
-                              depth=params.get("depth"))
+                              depth=params.get("depth"), kinds=_kinds(self.categorical))
         compile_ahead.start(algorithm)   # a first fit's kernels compile meanwhile
         monitor = Monitor(self.time_limit, on_incumbent=self._on_incumbent())
         try:
             data = self._prepared(X if frame is None else frame, classes, keep, options)
+            for warning in data.report.warnings:   # e.g. an identifier left out
+                warnings.warn(warning, UserWarning, stacklevel=2)
             data.w = weights[keep]   # no row is dropped: labels and fills are complete
             with _cancel_on_interrupt(monitor):
                 result = train(data, algorithm, params, monitor=monitor)
@@ -272,12 +276,16 @@ class OptimalTreeClassifier(_OrchardClassifier):
     `verbose=True` prints each.  `binarize` is `orchard fit --binarize` (default: the
     algorithm's own); `class_weight` ("balanced" or {class: weight}) multiplies the
     sample weights, as in scikit-learn, so the solver minimises the weighted error;
-    `params` are the solver's other parameters (`orchard fit --param`)."""
+    `params` are the solver's other parameters (`orchard fit --param`);
+    `categorical` names columns to split by value groups whatever they look like
+    (`orchard fit --categorical`: numbers taken as text, a column that looks like an
+    identifier kept)."""
 
     def __init__(self, algorithm: str = "auto", max_depth: int = 3,
                  time_limit: float | None = None, binarize: str | None = None,
                  class_weight: dict | str | None = None, params: dict | None = None,
-                 callback: Callable | None = None, verbose: bool = False):
+                 callback: Callable | None = None, verbose: bool = False,
+                 categorical: list[str] | None = None):
         _keep(self, locals())
 
     @property
@@ -304,7 +312,7 @@ class DecisionDiagramClassifier(_OrchardClassifier):
     def __init__(self, max_depth: int = 3, time_limit: float | None = None,
                  binarize: str | None = None, class_weight: dict | str | None = None,
                  params: dict | None = None, callback: Callable | None = None,
-                 verbose: bool = False):
+                 verbose: bool = False, categorical: list[str] | None = None):
         _keep(self, locals())
 
     @property
@@ -338,6 +346,13 @@ def _column_names(X) -> list[str]:
     if isinstance(X, pd.DataFrame):
         return [str(c) for c in X.columns]
     return [f"x{j}" for j in range(X.shape[1])]
+
+
+def _kinds(categorical) -> dict[str, ColumnKind]:
+    """`PrepOptions.kinds` of the columns named in `categorical` (None: none)."""
+    if isinstance(categorical, str):
+        raise ValueError("categorical takes a list of column names, e.g. ['reg'].")
+    return {str(name): ColumnKind.CATEGORICAL for name in categorical or ()}
 
 
 def _keep(estimator, arguments: dict) -> None:
@@ -374,7 +389,8 @@ def tune(X, y, algorithm: str = "auto", depths=DEPTHS, min_leaf=None, leaf_cost=
          cv: int = 5,
          time_limit: float | None = 60.0, random_state: int = 0,
          binarize: str | None = None, params: dict | None = None,
-         sample_weight=None) -> OptimalTreeClassifier:
+         sample_weight=None, categorical: list[str] | None = None
+         ) -> OptimalTreeClassifier:
     """The depth (the least leaf size among `min_leaf`, for greedy, auto, dl85 and
     cadl85, greedy trying 1, 5 and 20 by default; the cost per leaf among `leaf_cost`,
     0 and 0.01 by default where the algorithm has one) chosen by a `cv`-fold
@@ -382,7 +398,8 @@ def tune(X, y, algorithm: str = "auto", depths=DEPTHS, min_leaf=None, leaf_cost=
     one-standard-error rule (see `engine.tuning`), then an `OptimalTreeClassifier` of
     that setting fitted on all of X, y and returned.  Its `tuning_` is a DataFrame of every candidate (mean
     validation accuracy, standard error, mean leaves, `chosen` and `best` marked);
-    `time_limit` covers the whole (tuning gets all but the final fit's share).
+    `time_limit` covers the whole (tuning gets all but the final fit's share);
+    `categorical` is OptimalTreeClassifier's.
 
     A plain `GridSearchCV` over `OptimalTreeClassifier` works too; this is the
     one-call version with the rule that prefers the smaller tree."""
@@ -400,7 +417,8 @@ def tune(X, y, algorithm: str = "auto", depths=DEPTHS, min_leaf=None, leaf_cost=
         table[TARGET] = np.array([class_label(v) for v in y], dtype=object)
         raw = RawTable(table, ",", True, "utf-8", False)
         options = PrepOptions(target=TARGET,
-                              binarize=binarize or default_binarization(algorithm))
+                              binarize=binarize or default_binarization(algorithm),
+                              kinds=_kinds(categorical))
         start = Monitor(time_limit)
         try:
             tuning = Tuner(raw, options, algorithm, grid, params, Plan("kfold", cv,
@@ -410,11 +428,14 @@ def tune(X, y, algorithm: str = "auto", depths=DEPTHS, min_leaf=None, leaf_cost=
     except OrchardError as error:
         raise ValueError(str(error)) from error
     chosen = grid[tuning.chosen]
+    if tuning.note:
+        warnings.warn(tuning.note, UserWarning, stacklevel=2)
     extra = {k: v for k, v in tuning.params.items() if k != "depth"}
     left = start.remaining()
     model = OptimalTreeClassifier(algorithm, max_depth=chosen.depth,
                                   time_limit=None if left is None else max(left, 1.0),
-                                  binarize=binarize, params=extra or None)
+                                  binarize=binarize, params=extra or None,
+                                  categorical=categorical)
     model.fit(X if frame is None else frame, y)
     rows = [s.to_dict() for s in tuning.scored]
     for i, row in enumerate(rows):

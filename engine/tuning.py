@@ -14,6 +14,10 @@ the tree literature does (Breiman et al.'s one-standard-error rule):
 2. `choose` takes the best mean validation accuracy, then the *simplest* setting
    (fewest leaves on average, then the smaller depth, then the larger least leaf,
    then the larger cost per leaf) whose mean lies within one standard error of that best;
+   only settings at or above the majority class (the training part's most frequent
+   class, scored on the same validation rows) take part, and when none is, the choice
+   says so (`Tuning.note`): a tree that predicts new rows worse than one class for
+   all is no answer to give silently;
 3. the chosen setting is trained on all rows.
 
 One time limit covers the whole: after the splits are prepared, an equal part of
@@ -37,7 +41,8 @@ from engine.data import blocks
 from engine.data.csv_reader import RawTable
 from engine.data.dataset import PrepOptions
 from engine.errors import DataError, Interrupted, ParameterError
-from engine.evaluation import CrossValidation, Plan
+from engine.data.preprocessing import class_label
+from engine.evaluation import CrossValidation, Plan, PreparedSplit
 from engine.featurize import prepare
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
@@ -169,15 +174,17 @@ class Scored:
                 "folds_at_time_limit": self.at_limit, "note": self.note}
 
 
-def choose(scored: Sequence[Scored]) -> tuple[int, int]:
+def choose(scored: Sequence[Scored], majority: float = 0.0) -> tuple[int, int]:
     """(best, chosen): the index of the best mean validation accuracy, and of the
     simplest candidate within one standard error of it (fewest mean leaves, then the
     smaller depth, then the larger least leaf, then the larger cost per leaf, then
-    the higher mean)."""
+    the higher mean), among the candidates whose mean is at least `majority` (the
+    majority class's) if any is, else among all."""
     ready = [i for i, s in enumerate(scored) if s.complete]
     if not ready:
         raise DataError("No setting was cross-validated on every fold: raise the time "
                         "limit, or try fewer depths.")
+    ready = [i for i in ready if scored[i].mean >= majority - 1e-12] or ready
     best = max(ready, key=lambda i: (scored[i].mean, -scored[i].mean_leaves))
     bar = scored[best].mean - scored[best].standard_error
     within = [i for i in ready if scored[i].mean >= bar - 1e-12]
@@ -202,11 +209,27 @@ class Tuning:
     data: Any                      # its Dataset
     options: PrepOptions
     params: dict[str, Any]         # the final fit's parameters
+    majority: float = math.nan     # the majority class's mean validation accuracy
+
+    @property
+    def note(self) -> str:
+        """One sentence when the chosen setting is below the majority class on
+        validation ('' otherwise)."""
+        chosen = self.scored[self.chosen]
+        if not chosen.mean < self.majority - 1e-12:
+            return ""
+        return (f"No setting predicted the validation rows better than the majority "
+                f"class ({100 * self.majority:.1f}% by always answering the most "
+                f"frequent class, against {100 * chosen.mean:.1f}% for the chosen "
+                "setting): the columns may not tell the classes apart, or need more "
+                "rows; check the columns used, or try a least leaf size or a cost per "
+                "leaf.")
 
     def to_dict(self) -> dict:
         return {"algorithm": self.algorithm, "plan": self.plan.to_dict(),
                 "candidates": [s.to_dict() for s in self.scored], "best": self.best,
                 "chosen": self.chosen, "rule": "one standard error",
+                "majority_accuracy": self.majority, "note": self.note,
                 "chosen_params": {k: v for k, v in self.params.items()
                                   if k in ("depth", "leaf_cost", *LEAF_PARAMETERS)}}
 
@@ -225,6 +248,9 @@ class Tuning:
                 text = s.note or "not scored"
             lines.append(f"  {s.candidate.label():38s} {text}"
                          + (f"  <- {mark.strip()}" if mark else ""))
+        lines.append(f"  {'majority class':38s} {100 * self.majority:5.1f}%")
+        if self.note:
+            lines.append(self.note)
         return lines
 
 
@@ -282,6 +308,7 @@ class Tuner:
         self._running(clock)
         try:
             class_names, splits = validation.prepared_splits(clock, copies)
+            majority = float(np.mean([majority_accuracy(split) for split in splits]))
             # the candidates share all but an equal part of what is left: that part is
             # kept for the final fit, however the candidates' fits overrun
             left = clock.remaining()
@@ -299,7 +326,7 @@ class Tuner:
             blocks.release(copies)
         if self._cancelled or clock.stop_status() == Status.CANCELLED:
             raise Interrupted("Tuning was stopped.", Status.CANCELLED.value)
-        best, chosen = choose(scored)
+        best, chosen = choose(scored, majority)
         params = self.grid[chosen].params(self.algorithm, self.params)
         data = result = None
         if refit:
@@ -308,7 +335,7 @@ class Tuner:
             result = train(data, self.algorithm, params, monitor=clock)
         self._running(None)
         return Tuning(self.algorithm, self.plan, scored, best, chosen, result, data,
-                      options, params)
+                      options, params, majority)
 
     def _score_all(self, clock: Monitor, validation: CrossValidation,
                    class_names: list[str], splits: list, on_candidate) -> list[Scored]:
@@ -358,6 +385,17 @@ class Tuner:
         elif not score.complete:
             score.note = ("not scored: the time limit ran out before every fold had a "
                           "tree")
+
+
+def majority_accuracy(split: PreparedSplit) -> float:
+    """The share of a split's validation rows in its training part's most frequent
+    class (by weight, as the trees count it): what a one-leaf tree scores there."""
+    data = split.data
+    majority = data.class_names[int(np.argmax(np.bincount(data.y, weights=data.w,
+                                                          minlength=data.n_classes)))]
+    codes, values = blocks.factorize(split.test_frame[data.prep.target])
+    hits = np.array([class_label(v) == majority for v in values], dtype=bool)
+    return float(hits[codes].mean()) if len(codes) else math.nan
 
 
 def tune(raw: RawTable, options: PrepOptions, algorithm: str,

@@ -29,10 +29,18 @@ _AUTO_USE = {
 GREY = QBrush(QColor("#8a929c"))
 
 
-def use_text(info: ColumnInfo, choice: str, short: bool = False) -> str:
+def use_text(info: ColumnInfo, choice: str, short: bool = False,
+             left_out: str = "") -> str:
     """How a column is used, in words (`auto` says what it resolves to; a column left
-    out says why, unless `short`)."""
+    out, by its kind or by the preparation (`left_out`: why), says why in its first
+    clause, unless `short`)."""
     if choice == AUTO:
+        by_kind = bool(info.reason) or info.kind in (ColumnKind.CONSTANT, ColumnKind.ID)
+        if left_out and not by_kind:
+            first = left_out.split(",")[0].split(";")[0]
+            if short and "identifier" in first:
+                first = "identifier-like"
+            return f"ignored: {first} (auto)"
         if info.reason and not short:
             return f"ignored: {info.reason} (auto)"
         return f"{_AUTO_USE.get(info.kind, info.kind.value)} (auto)"
@@ -57,6 +65,7 @@ class ColumnsModel(QAbstractTableModel):
         super().__init__(parent)
         self._infos: list[ColumnInfo] = []
         self._choice: dict[str, str] = {}
+        self._left_out: dict[str, str] = {}   # name -> why the preparation left it out
         self._target: str | None = None
         self._bold = QFont()
         self._bold.setBold(True)
@@ -67,6 +76,14 @@ class ColumnsModel(QAbstractTableModel):
         self._infos = list(infos)
         self._choice = {info.name: AUTO for info in infos}
         self.endResetModel()
+
+    def set_left_out(self, reasons: dict[str, str]) -> None:
+        """The columns the last preparation left out by itself (an identifier, say),
+        with why: shown as their use while they are on `auto`."""
+        self._left_out = dict(reasons)
+        if self._infos:
+            self.dataChanged.emit(self.index(0, COL_USE),
+                                  self.index(len(self._infos) - 1, COL_USE))
 
     def names(self) -> list[str]:
         return [info.name for info in self._infos]
@@ -122,7 +139,8 @@ class ColumnsModel(QAbstractTableModel):
 
     def roles(self) -> dict[str, str]:
         """Each column's use in words, for the preview's headers."""
-        return {info.name: use_text(info, self._choice.get(info.name, AUTO), short=True)
+        return {info.name: use_text(info, self._choice.get(info.name, AUTO), short=True,
+                                    left_out=self._left_out.get(info.name, ""))
                 for info in self._infos}
 
     # --------------------------------------------------------------- model
@@ -164,17 +182,20 @@ class ColumnsModel(QAbstractTableModel):
             if column == COL_USE:
                 if role == Qt.EditRole:
                     return choice
-                return "target (class)" if is_target else use_text(info, choice)
+                return "target (class)" if is_target else \
+                    use_text(info, choice, left_out=self._left_out.get(info.name, ""))
         if role == Qt.FontRole and is_target:
             return self._bold
         if role == Qt.ForegroundRole and not is_target and (
-                choice == IGNORE or (choice == AUTO and info.kind in (ColumnKind.CONSTANT,
-                                                                       ColumnKind.ID))):
+                choice == IGNORE or (choice == AUTO and (
+                    info.kind in (ColumnKind.CONSTANT, ColumnKind.ID)
+                    or info.name in self._left_out))):
             return GREY
         if role == Qt.TextAlignmentRole and column in (COL_VALUES, COL_MISSING):
             return int(Qt.AlignRight | Qt.AlignVCenter)
         if role == Qt.ToolTipRole and column == COL_USE and not is_target:
-            why = (f"Ignored: {info.reason}. " if choice == AUTO and info.reason else "")
+            reason = info.reason or self._left_out.get(info.name, "")
+            why = (f"Ignored: {reason}. " if choice == AUTO and reason else "")
             return f"{why}Click to change how this column is used."
         return None
 

@@ -274,6 +274,10 @@ class DataController(QObject):
                                 else self.data_settings())
         win.data_panel.set_busy(self.loading or win.running)
         win.columns.set_target(prep.target)
+        asked = set(win.columns.ignore())
+        win.columns.set_left_out({} if prep.dataset is None else {
+            name: why for name, why in prep.dataset.report.ignored_columns.items()
+            if name not in asked})
         if win.data_view.preview is not None:
             win.data_view.preview.set_roles(prep.target, win.columns.roles())
         self.describe()

@@ -229,7 +229,7 @@ class TuneDialog(QDialog):
             f"{100 * chosen.standard_error:.1f} with {chosen.mean_leaves:.1f} leaves, "
             f"within one standard error of the best ({best.candidate.label()}, "
             f"{100 * best.mean:.1f}%). Use this setting, then Run to train it on "
-            "every row.")
+            "every row." + (f" {tuning.note}" if tuning.note else ""))
         for row in range(self.table.rowCount()):
             font = self.table.item(row, 0).font()
             font.setBold(row == tuning.chosen)

@@ -213,12 +213,21 @@ def test_numeric_override_on_text_column_is_refused():
 def test_categorical_override_groups_numbers_as_text_values():
     """age as text: 20 values, more than a small column's one test per value, so the
     most frequent values alone (each with missing cells on either side: age has one)
-    and groups of the class-share order (issue 33)."""
+    and groups of the class-share order (issue 33).  Here every value is on one row,
+    so all are pooled (issue 45): no group sets some of them apart from the others."""
     data = prepare(table(), PrepOptions(kinds={"age": ColumnKind.CATEGORICAL}))
     tests = [f for f in data.features if f.column == "age"]
-    assert {EQ, IN} <= {f.op for f in tests} <= {EQ, IN, MISSING}
+    assert EQ in {f.op for f in tests} <= {EQ, IN, MISSING}
     assert sum(f.op == EQ for f in tests) == 2 * 4 and len(tests) <= 2 * 4 + 7
-    assert all(isinstance(v, str) for f in tests if f.op == IN for v in f.value)
+    assert all(isinstance(f.value, str) for f in tests if f.op == EQ)
+    assert not [f for f in tests if f.op == IN]
+    # with ten rows a value, the class-share order's groups are there
+    doubled = "\n".join([MIXED.strip()] + [
+        ",".join([str(100 + i), row.split(",")[1]] + row.split(",")[2:])
+        for _ in range(9) for i, row in enumerate(MIXED.strip().splitlines()[1:])])
+    data = prepare(table(doubled), PrepOptions(kinds={"age": ColumnKind.CATEGORICAL}))
+    groups = [f for f in data.features if f.column == "age" and f.op == IN]
+    assert groups and all(isinstance(v, str) for f in groups for v in f.value)
 
 
 def test_a_measurement_as_target_is_refused():

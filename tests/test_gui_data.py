@@ -286,6 +286,33 @@ def test_a_bad_csv_shows_an_error_dialog(qtbot, tmp_path, content):
 
 
 # ------------------------------------------------------- smarter data defaults
+def test_an_identifier_column_is_left_out_with_its_reason_and_can_be_kept(qtbot, tmp_path):
+    """Issue 45: a registration (a few rows a value, nothing learnt on held-out rows)
+    is left out by the preparation, and the column table, the preview and the notes
+    say so; choosing it as categorical keeps it."""
+    from test_identifiers import mixed_tables
+    path = tmp_path / "transport.csv"
+    mixed_tables().make("transport", 3000, seed=3).to_csv(path, index=False)
+    win = open_window(qtbot, path)
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
+    row = win.columns.names().index("reg")
+    assert win.columns.data(win.columns.index(row, COL_USE)) == \
+        "ignored: it looks like an identifier (auto)"
+    assert "--categorical reg" in win.columns.data(win.columns.index(row, COL_USE),
+                                                   Qt.ToolTipRole)
+    assert win.data_view.preview.headerData(row, Qt.Horizontal) == \
+        "reg\nignored: identifier-like"
+    assert "Column 'reg' was ignored (it looks like an identifier" in \
+        win.data_panel.notes_text()
+    assert "reg" not in {c.name for c in win.dataset.prep.columns}
+    with qtbot.waitSignal(win.data_ready, timeout=LOAD_TIMEOUT):
+        win.columns.set_choice("reg", CATEGORICAL)
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
+    assert "reg" in {c.name for c in win.dataset.prep.columns}
+    assert win.columns.data(win.columns.index(row, COL_USE)) == "categorical"
+    assert "'reg' was ignored" not in win.data_panel.notes_text()
+
+
 def test_a_nearly_unique_name_column_is_ignored_with_its_reason(qtbot, tmp_path):
     from test_data_defaults import NEARLY, animals_csv
     path = tmp_path / "animals.csv"

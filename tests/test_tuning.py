@@ -59,6 +59,39 @@ def test_settings_not_scored_on_every_fold_take_no_part():
 
 
 # ------------------------------------------------------------------ the grid
+def test_a_setting_below_the_majority_class_is_never_chosen_when_another_is_above():
+    """Issue 45: the simplest setting within one standard error may lie below what
+    answering the most frequent class scores; then the simplest one above it wins."""
+    rows = [scored(1, [0.74, 0.80, 0.77], [2, 2, 2]),   # within 1 SE, below 0.78
+            scored(3, [0.74, 0.80, 0.86], [8, 8, 8])]
+    assert choose(rows) == (1, 0)
+    assert choose(rows, majority=0.78) == (1, 1)
+    assert choose(rows, majority=0.9) == (1, 0)   # none above: the rule as it was
+
+
+def test_a_choice_below_the_majority_class_says_so(capsys, tmp_path):
+    """Noise labels (85% one class): no setting beats answering 'no' for every row on
+    validation, and the table, the JSON and the notebook say it in one sentence."""
+    rng = np.random.default_rng(2)
+    rows = 400
+    lines = ["a,b,c,class"] + [
+        f"{rng.normal():.3f},{rng.normal():.3f},{rng.integers(0, 50)},"
+        f"{'yes' if rng.random() < 0.15 else 'no'}" for _ in range(rows)]
+    path = tmp_path / "noise.csv"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["tune", str(path), "--algo", "greedy", "--depths", "3,4,5",
+                 "--min-leaf", "1", "--leaf-cost", "0", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    tuning = summary["tuning"]
+    chosen = tuning["candidates"][tuning["chosen"]]
+    assert chosen["mean_accuracy"] < tuning["majority_accuracy"]
+    assert "majority class" in tuning["note"] and tuning["note"].count(". ") == 0
+    assert main(["tune", str(path), "--algo", "greedy", "--depths", "3,4,5",
+                 "--min-leaf", "1", "--leaf-cost", "0"]) == 0
+    assert "No setting predicted the validation rows better than the majority" in \
+        capsys.readouterr().out
+
+
 def test_the_grid_holds_least_leaf_sizes_only_where_the_algorithm_has_them():
     greedy = candidates("greedy", [2, 1], [5, 1], [0])
     assert [(c.depth, c.min_leaf) for c in greedy] == [(1, 1), (1, 5), (2, 1), (2, 5)]

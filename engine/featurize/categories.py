@@ -16,9 +16,16 @@ order.  So a text column offers, whatever its number of values:
   thresholds guarantee for numbers.
 
 Values seen on fewer than `rare_floor(rows)` training rows are pooled into one
-block for the orders (their shares are noise: 3 rows give 0 or 1); greedy groups
-are not pooled.  Under the `route` missing policy a missing cell is a value of its
-own in the orders, so each group says whether it holds missing cells.
+block (`pooled_codes`), for the orders and for the greedy guide alike: their shares
+are noise (3 rows give 0 or 1), and a subset split sorting a registration's 4,000
+values by class share fits the training rows and loses to the majority class on new
+ones (issue 45).  The orders sort blocks by shares smoothed toward the column's
+(LightGBM's `cat_smooth`).  Under the `route` missing policy a missing cell is a
+block of its own, so each group says whether it holds missing cells.
+
+A column that looks like an identifier (`identifier_reason`: many values, most rows
+on rare ones, and nothing learnt from them on held-out folds) is left out of the
+default by the recipe, with one sentence saying how to keep it.
 
 A group is kept as the smaller side of its split (fewer values; the other side is
 "not in" it), so a value never seen in training is in no group: it takes the
@@ -95,37 +102,123 @@ def value_groups(name: str, values: list[str], codes: np.ndarray, y: np.ndarray,
     return distinct(features)
 
 
+def pooled_codes(counts: np.ndarray, floor: int) -> np.ndarray:
+    """Each code's block, given each code's rows (`counts`, the last code a missing
+    cell): a value on at least `floor` rows is a block of its own, the values on fewer
+    rows are one block together, missing cells another.  Blocks are what the orders
+    and the greedy guide split: a value seen on a few rows has class shares of 0 or 1
+    that say nothing about new rows."""
+    n_values = len(counts) - 1
+    common = counts[:n_values] >= floor
+    blocks = np.empty(n_values + 1, dtype=np.int64)
+    n_common = int(common.sum())
+    blocks[:n_values][common] = np.arange(n_common)
+    blocks[:n_values][~common] = n_common
+    blocks[n_values] = n_common + (1 if n_common < n_values else 0)
+    return blocks
+
+
 def _prefix_groups(name, values, weight, counts, has_missing, rank, floor):
     """Groups "in the first j blocks" of each class-share order of the blocks (a value,
-    the pooled rare values, or missing)."""
+    the pooled rare values, or missing; `pooled_codes`).  A block's shares are
+    smoothed toward the column's (`floor` rows of the column's shares added to its
+    own, as LightGBM's `cat_smooth` does), so a small block sits near the middle of
+    every order rather than at an end."""
     V = len(values)
-    rare = np.flatnonzero(counts[:V] < floor)
-    common = np.flatnonzero(counts[:V] >= floor)
-    blocks = [[c] for c in common] + ([list(rare)] if len(rare) else []) + \
-        ([[V]] if has_missing else [])
-    if len(blocks) < 2:
+    blocks_of = pooled_codes(counts, floor)
+    n_blocks = int(blocks_of.max()) + 1
+    block_weight = np.zeros((n_blocks, weight.shape[1]))
+    np.add.at(block_weight, blocks_of, weight)
+    present = np.flatnonzero(np.bincount(blocks_of, weights=counts,
+                                         minlength=n_blocks) > 0)
+    if len(present) < 2:
         return []
-    block_weight = np.array([weight[b].sum(axis=0) for b in blocks])
+    block_weight = block_weight[present]
     totals = block_weight.sum(axis=1)
     n_classes = weight.shape[1]
     classes = [1] if n_classes == 2 else \
         list(np.argsort(-block_weight.sum(axis=0), kind="stable")[:MAX_ORDERS])
-    share = block_weight / np.maximum(totals, 1e-300)[:, None]
+    prior = block_weight.sum(axis=0) / max(totals.sum(), 1e-300)
+    share = (block_weight + floor * prior) / (totals + floor)[:, None]
     features = []
     for k in classes:
-        order = np.lexsort((np.arange(len(blocks)), share[:, k]))
+        order = np.lexsort((np.arange(len(present)), share[:, k]))
         reached = np.cumsum(totals[order]) / max(totals.sum(), 1e-300)
         ends = {int(np.searchsorted(reached, q / PREFIX_CUTS)) + 1
                 for q in range(1, PREFIX_CUTS)}
-        for end in sorted(e for e in ends if 0 < e < len(blocks)):
-            members = np.zeros(V + 1, dtype=bool)
-            for b in order[:end]:
-                members[blocks[b]] = True
+        for end in sorted(e for e in ends if 0 < e < len(present)):
+            inside = np.zeros(n_blocks, dtype=bool)
+            inside[present[order[:end]]] = True
+            members = inside[blocks_of]
             missing = bool(members[V]) if has_missing else None
             feature = group(name, values, members[:V], missing, rank)
             if feature is not None:
                 features.append(feature)
     return features
+
+
+# A text column is an identifier (a registration, an account) when it has at least
+# this many values, most of its rows lie on values seen fewer than `rare_floor` times,
+# and its values predict nothing on held-out rows (`held_out_gain` <= 0).
+IDENTIFIER_VALUES = 50
+IDENTIFIER_FOLDS = 5
+# The held-out check merges all but this many of the most frequent classes.
+IDENTIFIER_CLASSES = 20
+
+
+def identifier_reason(name: str, codes: np.ndarray, n_values: int, y: np.ndarray,
+                      n_classes: int) -> str | None:
+    """Why the text column `name` (each row's value code, `n_values` for a missing
+    cell) looks like an identifier to leave out of the default, or None.
+
+    A tree splits such a column into groups of values that each hold a few rows of
+    one class: exact on the training rows, below the majority class on new ones.  So
+    a column with many values, most rows on rare values, whose values' class shares
+    (estimated on four fifths of the rows, smoothed toward the column's) predict the
+    other fifth's classes no better than the shares of all rows, is left out."""
+    present = codes < n_values
+    rows = int(present.sum())
+    counts = np.bincount(codes[present], minlength=n_values)
+    seen = int(np.count_nonzero(counts))
+    floor = rare_floor(rows)
+    if seen < IDENTIFIER_VALUES or 2 * counts[counts < floor].sum() < rows:
+        return None
+    if held_out_gain(codes[present], n_values, y[present], n_classes, floor) > 0:
+        return None
+    return (f"it looks like an identifier, {seen:,} values on {rows / seen:.1f} rows "
+            "each on average whose classes predicted nothing on held-out rows; keep "
+            f"it with --categorical {name}, “Use as: categorical” in the app or "
+            f"categorical=['{name}'] in a notebook")
+
+
+def held_out_gain(codes: np.ndarray, n_values: int, y: np.ndarray, n_classes: int,
+                  smoothing: float) -> float:
+    """How much better (in Brier score per row) each row's class is predicted by its
+    value's class shares on the other folds, smoothed toward theirs by `smoothing`
+    rows of the other folds' shares, than by the other folds' shares alone; folds
+    drawn with a fixed seed, so a column gets the same answer every time."""
+    if n_classes > IDENTIFIER_CLASSES:   # the rest become one class: memory V x K
+        biggest = np.argsort(-np.bincount(y, minlength=n_classes),
+                             kind="stable")[:IDENTIFIER_CLASSES - 1]
+        merged = np.full(n_classes, IDENTIFIER_CLASSES - 1)
+        merged[biggest] = np.arange(IDENTIFIER_CLASSES - 1)
+        y, n_classes = merged[y], IDENTIFIER_CLASSES
+    fold = np.random.default_rng(0).integers(0, IDENTIFIER_FOLDS, len(codes))
+    counts = np.bincount((fold * n_values + codes) * n_classes + y,
+                         minlength=IDENTIFIER_FOLDS * n_values * n_classes
+                         ).reshape(IDENTIFIER_FOLDS, n_values, n_classes).astype(float)
+    total = counts.sum(axis=0)
+    gain = 0.0
+    for held in counts:
+        train = total - held
+        prior = train.sum(axis=0) / max(train.sum(), 1.0)
+        shares = (train + smoothing * prior) / (train.sum(axis=1) + smoothing)[:, None]
+        rows = held.sum(axis=1)
+        # a row of class k scores sum_j p_j^2 - 2 p_k (+ 1): summed over the held rows
+        by_value = rows * (shares ** 2).sum(axis=1) - 2 * (held * shares).sum(axis=1)
+        by_prior = rows * (prior ** 2).sum() - 2 * held @ prior
+        gain += float((by_prior - by_value).sum())
+    return gain / max(len(codes), 1)
 
 
 def distinct(features: list[Feature]) -> list[Feature]:

@@ -117,9 +117,15 @@ def _prepared(columns: dict, missing: dict, target: str, classes: np.ndarray,
     if n_rows == 0:
         raise DataError("No rows are left after removing rows with missing values.")
 
+    identifiers: dict[str, str] = {}
     prep = recipe.fit(table, target, kinds, options.missing,
                       Binarization.parse(options.binarize), progress, options.depth,
-                      options.class_weight)
+                      options.class_weight, chosen=options.kinds, left_out=identifiers)
+    report.ignored_columns.update(identifiers)
+    report.warnings.extend(f"Column '{name}' was left out: {reason}."
+                           for name, reason in identifiers.items())
+    if not prep.columns:
+        raise DataError(_nothing_left(report.ignored_columns))
     _check_classes(prep, target, n_rows, report)
     dtype = np.uint8 if prep.all_binary else np.float64
     _check_room(n_rows, len(prep.features), np.dtype(dtype).itemsize)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +27,8 @@ from engine.data.features import EQ, LE, MISSING, NUM, Feature
 from engine.data.preprocessing import (GUIDED_DEPTH, MISSING_POLICIES, Binarization,
                                        InputColumn, Preprocessing, class_label)
 from engine.errors import DataError
-from engine.featurize.categories import SMALL_COLUMN, distinct, group, ranked, value_groups
+from engine.featurize.categories import (SMALL_COLUMN, distinct, group, identifier_reason,
+                                         pooled_codes, ranked, rare_floor, value_groups)
 
 
 @dataclass
@@ -48,7 +49,8 @@ class _Column:
 
 def fit(frame: Mapping, target: str, kinds: dict[str, ColumnKind], missing: str,
         binarize: Binarization, progress=None, depth: int | None = None,
-        class_weight=None) -> Preprocessing:
+        class_weight=None, chosen: Collection[str] = (),
+        left_out: dict[str, str] | None = None) -> Preprocessing:
     """Learn fills, thresholds and value groups from `frame` (`frame[name]`: a numeric
     column's float values, NaN missing, as `prepare` parsed them; a text column's
     cells, a categorical Series; the target's cells).
@@ -58,7 +60,9 @@ def fit(frame: Mapping, target: str, kinds: dict[str, ColumnKind], missing: str,
     `progress(stage, fraction)` is called between columns (it may stop the work).
     `depth` is the depth of the greedy tree whose splits `guided` thresholds and text
     columns keep, grown with the rows weighted by `class_weight` (as the solvers will
-    weigh them).
+    weigh them).  A text column that looks like an identifier
+    (`categories.identifier_reason`) is left out, and why is written into `left_out`
+    (name -> reason), unless its kind was `chosen` by the user.
     """
     if missing not in MISSING_POLICIES:
         raise DataError(f"Unknown missing-value policy '{missing}': use "
@@ -74,7 +78,15 @@ def fit(frame: Mapping, target: str, kinds: dict[str, ColumnKind], missing: str,
     for position, (name, kind) in enumerate(kinds.items()):
         if progress is not None:
             progress("counting each column's values", position / len(kinds))
-        columns.append(_column(name, frame[name], kind, route))
+        column = _column(name, frame[name], kind, route)
+        reason = None if name in chosen or kind != ColumnKind.CATEGORICAL else \
+            identifier_reason(name, np.where(column.missing, len(column.values),
+                                             column.codes)[known],
+                              len(column.values), y[known], len(class_names))
+        if reason is None:
+            columns.append(column)
+        elif left_out is not None:
+            left_out[name] = reason
     texts = [c for c in columns if c.values is not None and c.input.kind != ColumnKind.BINARY]
     keep: dict = {}
     # (0/1 columns have one test each: a guide would choose nothing for them)
@@ -213,11 +225,14 @@ def guide(columns: list[_Column], y: np.ndarray, w: np.ndarray, known: np.ndarra
     from engine.solvers.greedy.kernel import grow_tree  # numba: loaded only when used
 
     matrix, meaning, n_categories = [], [], []
+    floor = rare_floor(int(known.sum()))
     for column in columns:
         if column.values is not None:
-            matrix.append(column.codes)
-            meaning.append((column, None))
-            n_categories.append(len(column.values) + (1 if column.routed else 0))
+            blocks_of = pooled_codes(np.bincount(column.codes[known],
+                                                 minlength=len(column.values) + 1), floor)
+            matrix.append(blocks_of[column.codes])
+            meaning.append((column, blocks_of))
+            n_categories.append(int(blocks_of.max()) + 1)
             continue
         for flag in ((False, True) if column.routed else (None,)):
             stand_in = _stand_in(column.numbers[~np.isnan(column.numbers)], flag)
@@ -238,14 +253,15 @@ def guide(columns: list[_Column], y: np.ndarray, w: np.ndarray, known: np.ndarra
     for node, (f, t) in enumerate(zip(feature, threshold)):
         if f < 0:
             continue
-        column, flag = meaning[f]
+        column, how = meaning[f]
         name = column.input.name
         if column.values is None:
-            found.setdefault((name, flag), []).append(float(t))
+            found.setdefault((name, how), []).append(float(t))
             continue
         V = len(column.values)
-        members = subset[node, :V].astype(bool)
-        missing = bool(subset[node, V]) if column.routed else None
+        inside = subset[node][how].astype(bool)   # each value's block, missing last
+        members = inside[:V]
+        missing = bool(inside[V]) if column.routed else None
         split = group(name, column.values, members, missing, ranked(column.codes, V))
         if split is not None:
             found.setdefault(name, []).append(split)
