@@ -13,15 +13,25 @@ from pathlib import Path
 
 import numpy as np
 
-REAL_TABLES = Path(__file__).resolve().parents[1] / "benchmarks" / "real_tables.py"
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
-def real_tables():
-    """The module `benchmarks/real_tables.py` (benchmarks are no package)."""
-    spec = importlib.util.spec_from_file_location("real_tables", REAL_TABLES)
+def benchmark_module(name: str):
+    """The module `benchmarks/NAME.py` (benchmarks are no package)."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def real_tables():
+    """`benchmarks/real_tables.py`: transport logs of millions of rows."""
+    return benchmark_module("real_tables")
+
+
+def mixed_tables():
+    """`benchmarks/mixed_tables.py`: analyst tables with identifier columns."""
+    return benchmark_module("mixed_tables")
 
 
 def transport_log(path: Path, rows: int, seed: int = 0) -> Path:

@@ -290,7 +290,7 @@ def test_an_identifier_column_is_left_out_with_its_reason_and_can_be_kept(qtbot,
     """Issue 45: a registration (a few rows a value, nothing learnt on held-out rows)
     is left out by the preparation, and the column table, the preview and the notes
     say so; choosing it as categorical keeps it."""
-    from test_identifiers import mixed_tables
+    from big_tables import mixed_tables
     path = tmp_path / "transport.csv"
     mixed_tables().make("transport", 3000, seed=3).to_csv(path, index=False)
     win = open_window(qtbot, path)

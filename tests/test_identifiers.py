@@ -11,10 +11,8 @@ out of the default with one sentence saying why and how to keep it, on every pat
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,16 +27,7 @@ from engine.featurize import prepare
 from engine.featurize.categories import held_out_gain, pooled_codes, rare_floor
 from engine.training import train
 
-MIXED = Path(__file__).resolve().parents[1] / "benchmarks" / "mixed_tables.py"
-
-
-def mixed_tables():
-    """The module `benchmarks/mixed_tables.py` (benchmarks are no package)."""
-    spec = importlib.util.spec_from_file_location("mixed_tables", MIXED)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
+from big_tables import mixed_tables
 
 def raw(frame: pd.DataFrame) -> RawTable:
     return RawTable(frame, ",", True, "utf-8", False)
