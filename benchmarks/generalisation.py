@@ -67,6 +67,12 @@ Tables:
   transport-small (2,000 rows of the kind transport: the small sample an analyst often
   has; its own draw, whose majority class is larger, not a part of transport).
 
+`--rules` also measures other rules for choosing among one tuning's candidates
+(`RULES`: the best mean, as GridSearchCV chooses; the simplest within half a standard
+error): each outer fold trains the candidate each rule picks from the same inner
+cross-validation on the same training part, and the summary gives every rule's mean
+test accuracy and leaves.
+
 Times depend on the machine's load, and so can an Orchard accuracy where the time
 limit stopped a search (`final fit at limit`; the JSON also counts the inner folds it
 stopped).  c50py is a benchmark-only peer, not a dependency of Orchard (`pip install
@@ -75,7 +81,7 @@ c50py==0.5.2`); without it the c50 rows are recorded as failed and the rest goes
     .venv/bin/python benchmarks/generalisation.py [--tables iris,transport-small]
         [--methods majority,cart-d3,cart-d4,cart-tuned,c50,pystreed-tuned,orchard-greedy,
         orchard-blossom,orchard-contree,orchard-auto] [--time-limit 30] [--depths 1-6]
-        [--folds 5] [--seed 0] [--out /tmp/orchard-generalisation/results.jsonl]
+        [--folds 5] [--seed 0] [--rules] [--out /tmp/orchard-generalisation/results.jsonl]
     .venv/bin/python benchmarks/generalisation.py --summary [--out FILE]
 """
 
@@ -233,6 +239,52 @@ def fit(method: str, X, y: np.ndarray, depths: list[int],
                    "inner_folds_at_limit": int(model.tuning_["folds_at_time_limit"].sum())}
 
 
+# Other rules for choosing among the same inner cross-validation's candidates (issue
+# 45: the default rule is to be chosen by measurement): `best`, the best mean
+# validation accuracy (fewer leaves on a tie), as GridSearchCV chooses; `half-se`, the
+# simplest candidate within half a standard error of the best.
+RULES = ("best", "half-se")
+
+
+def rule_choice(table: pd.DataFrame, rule: str) -> int:
+    """The row of `model.tuning_` (complete candidates only) that `rule` chooses."""
+    ready = table[table["complete"]]
+    majority = ready["mean_accuracy"] >= table.attrs.get("majority", 0.0)
+    ready = ready[majority] if majority.any() else ready
+    best = ready.sort_values(["mean_accuracy", "mean_leaves"],
+                             ascending=[False, True]).index[0]
+    if rule == "best":
+        return int(best)
+    bar = ready.loc[best, "mean_accuracy"] - ready.loc[best, "standard_error"] / 2
+    within = ready[ready["mean_accuracy"] >= bar - 1e-12]
+    return int(within.sort_values(["mean_leaves", "depth"]).index[0])
+
+
+def other_rules(method: str, model, X, y, X_test, y_test, time_limit: float) -> dict:
+    """Test accuracy and leaves of the candidates `RULES` would have chosen from the
+    same tuning, each trained on the same training part (no second tuning)."""
+    from engine.estimators import OptimalTreeClassifier
+    algorithm = method.removeprefix("orchard-")
+    out = {}
+    for rule in RULES:
+        row = model.tuning_.loc[rule_choice(model.tuning_, rule)]
+        if bool(row["chosen"]):
+            out[rule] = {"accuracy": float(np.mean(model.predict(X_test) == y_test)),
+                         "leaves": int(model.model_.n_leaves), "same": True}
+            continue
+        params = {name: float(row[name]) for name in ("min_leaf", "leaf_cost")
+                  if row[name] is not None and not pd.isna(row[name])}
+        if "min_leaf" in params and params["min_leaf"].is_integer():
+            params["min_leaf"] = int(params["min_leaf"])
+        other = OptimalTreeClassifier(algorithm, max_depth=int(row["depth"]),
+                                      time_limit=time_limit, params=params or None)
+        other.fit(X, y)
+        out[rule] = {"accuracy": float(np.mean(other.predict(X_test) == y_test)),
+                     "leaves": int(other.model_.n_leaves), "same": False,
+                     "depth": int(row["depth"]), **params}
+    return out
+
+
 def evaluate(table: str, method: str, X, y, args) -> dict:
     """Every outer fold of `method` on the table; a failure is recorded, not raised,
     and so is a method that does not apply to the table (`skipped`)."""
@@ -251,6 +303,9 @@ def evaluate(table: str, method: str, X, y, args) -> dict:
                                args.time_limit)
             seconds = time.perf_counter() - start
             accuracy = float(np.mean(model.predict(rows(X, test)) == y[test]))
+            if method.startswith("orchard-") and args.rules:
+                facts["rules"] = other_rules(method, model, rows(X, train), y[train],
+                                             rows(X, test), y[test], args.time_limit)
             folds.append({"accuracy": accuracy, "seconds": seconds, **facts})
     except Exception as error:  # noqa: BLE001 - recorded in its row, the others go on
         return {**entry, "error": f"{type(error).__name__}: {error}"}
@@ -344,7 +399,29 @@ def summary(results: list[dict]) -> str:
             lines += ["", f"| method | tables with both | accuracy ≥ {baseline} | mean "
                       f"accuracy (method / {baseline}) | mean leaves (method / {baseline}) |",
                       "|---|---:|---:|---|---|", *compared]
-    return "\n".join(lines)
+    return "\n".join(lines + rules_summary(results))
+
+
+def rules_summary(results: list[dict]) -> list[str]:
+    """Each Orchard method's mean test accuracy and leaves under the one-standard-error
+    rule and under each of `RULES`, over the tables whose every fold recorded them."""
+    lines = []
+    for m in METHODS:
+        mine = [r for r in results if r["method"] == m
+                and all("rules" in f for f in r["folds"])]
+        if not mine:
+            continue
+        cells = [f"{np.mean([r['accuracy'] for r in mine]):.4f}, "
+                 f"{np.mean([r['leaves'] for r in mine]):.1f} leaves"]
+        for rule in RULES:
+            cells.append(
+                f"{np.mean([np.mean([f['rules'][rule]['accuracy'] for f in r['folds']]) for r in mine]):.4f}, "
+                f"{np.mean([np.mean([f['rules'][rule]['leaves'] for f in r['folds']]) for r in mine]):.1f} leaves")
+        lines.append(f"| {m} | {len(mine)} | " + " | ".join(cells) + " |")
+    if not lines:
+        return []
+    return ["", "| method | tables | one standard error | " + " | ".join(RULES) + " |",
+            "|---|---:|---|" + "---|" * len(RULES), *lines]
 
 
 def names(text: str, known) -> list[str]:
@@ -370,6 +447,9 @@ def main(argv=None) -> int:
                         help="depths orchard.tune tries, e.g. 1-6 (default)")
     parser.add_argument("--folds", type=int, default=5, help="outer folds (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="outer folds' shuffle")
+    parser.add_argument("--rules", action="store_true",
+                        help="also train and score the candidates other choice rules "
+                             f"({', '.join(RULES)}) pick from each Orchard tuning")
     parser.add_argument("--out", type=Path,
                         default=Path("/tmp/orchard-generalisation/results.jsonl"),
                         help="JSON lines, appended")

@@ -441,5 +441,6 @@ def tune(X, y, algorithm: str = "auto", depths=DEPTHS, min_leaf=None, leaf_cost=
     for i, row in enumerate(rows):
         row["chosen"], row["best"] = i == tuning.chosen, i == tuning.best
     model.tuning_ = pd.DataFrame(rows)
+    model.tuning_.attrs["majority"] = tuning.majority   # the majority class's accuracy
     model.tuned_params_ = {"max_depth": chosen.depth, **extra}
     return model

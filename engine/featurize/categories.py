@@ -204,12 +204,15 @@ def held_out_gain(codes: np.ndarray, n_values: int, y: np.ndarray, n_classes: in
         merged[biggest] = np.arange(IDENTIFIER_CLASSES - 1)
         y, n_classes = merged[y], IDENTIFIER_CLASSES
     fold = np.random.default_rng(0).integers(0, IDENTIFIER_FOLDS, len(codes))
-    counts = np.bincount((fold * n_values + codes) * n_classes + y,
-                         minlength=IDENTIFIER_FOLDS * n_values * n_classes
-                         ).reshape(IDENTIFIER_FOLDS, n_values, n_classes).astype(float)
-    total = counts.sum(axis=0)
+    cell = codes * n_classes + y
+
+    def counts(rows) -> np.ndarray:   # value x class (one fold at a time: memory V x K)
+        return np.bincount(cell[rows], minlength=n_values * n_classes
+                           ).reshape(n_values, n_classes).astype(float)
+    total = counts(slice(None))
     gain = 0.0
-    for held in counts:
+    for f in range(IDENTIFIER_FOLDS):
+        held = counts(fold == f)
         train = total - held
         prior = train.sum(axis=0) / max(train.sum(), 1.0)
         shares = (train + smoothing * prior) / (train.sum(axis=1) + smoothing)[:, None]
