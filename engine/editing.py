@@ -10,7 +10,8 @@ node, so a collapsed node's error is its weight minus its majority's.  Re-solvin
 needs the training rows in the tree's own features (`training_matrix`), then trains
 an exact solver on the rows that reach the node with the depth left under it, and
 keeps the old subtree unless the new one has a smaller error: an edit by re-solving
-never makes the tree worse.
+never makes the tree worse.  The same two steps (`solve_under`, `graft`) build the
+`hybrid` solver's trees: greedy subtrees under the leaves of an exact top.
 """
 
 from __future__ import annotations
@@ -78,8 +79,12 @@ def _check_node(tree: Tree, node: int) -> None:
         raise ParameterError(f"The tree has no node {node} (it has {tree.n_nodes}).")
 
 
-def _rebuild(tree: Tree, node: int, sub: Tree | None, note: str) -> Tree:
-    """`tree` with the subtree under `node` replaced by `sub` (None: by a leaf)."""
+def graft(tree: Tree, subtrees: dict[int, Tree | None], note: str | None = None) -> Tree:
+    """`tree` with the subtree under each node of `subtrees` replaced by the tree given
+    for it (None: by a leaf, which predicts the node's class), in one pass (the nodes
+    must not lie under one another).  `note` is added to the tree's edits: an edit by
+    hand says what was done; a solver building its tree this way (`hybrid`) gives none.
+    """
     arrays = {key: [] for key in ("feature", "threshold", "left", "right", "value",
                                   "label")}
 
@@ -92,12 +97,13 @@ def _rebuild(tree: Tree, node: int, sub: Tree | None, note: str) -> Tree:
     stack: list[tuple[Tree, int, tuple[int, str] | None]] = [(tree, 0, None)]
     while stack:
         source, k, slot = stack.pop()
-        if source is tree and k == node and sub is not None:
-            source, k = sub, 0
+        collapsed = source is tree and k in subtrees and subtrees[k] is None
+        if source is tree and k in subtrees and not collapsed:
+            source, k = subtrees[k], 0
         new = add(source, k)
         if slot is not None:
             arrays[slot[1]][slot[0]] = new
-        if source is tree and k == node and sub is None:   # collapsed: a leaf now
+        if collapsed:   # a leaf now
             arrays["feature"][new], arrays["left"][new], arrays["right"][new] = -1, -1, -1
             arrays["threshold"][new] = 0.0
             continue
@@ -111,7 +117,7 @@ def _rebuild(tree: Tree, node: int, sub: Tree | None, note: str) -> Tree:
                 np.array(arrays["value"], dtype=np.float64).reshape(
                     len(arrays["feature"]), tree.value.shape[1]),
                 np.array(arrays["label"], dtype=np.int32), tree.prep,
-                tree.edits + (note,))
+                tree.edits + ((note,) if note else ()))
 
 
 def collapse(tree: Tree, node: int) -> Tree:
@@ -121,8 +127,8 @@ def collapse(tree: Tree, node: int) -> Tree:
     if tree.is_leaf(node):
         raise ParameterError(f"Nothing to collapse: {node_text(tree, node)} is already a "
                              "leaf.")
-    return _rebuild(tree, node, None, f"collapsed {node_text(tree, node)} into a leaf "
-                    f"({tree.class_names[tree.label[node]]})")
+    return graft(tree, {node: None}, f"collapsed {node_text(tree, node)} into a leaf "
+                 f"({tree.class_names[tree.label[node]]})")
 
 
 # ------------------------------------------------------------------ figures
@@ -200,6 +206,7 @@ class Resolved:
     result: Result        # the solver's own result on the node's rows
     old_objective: float = math.nan   # with the run's cost per leaf: error + leaves' cost
     new_objective: float = math.nan
+    subtree: Tree | None = None       # the new subtree (in the tree's terms) when better
 
     @property
     def improved(self) -> bool:
@@ -234,26 +241,41 @@ def resolve_subtree(tree: Tree, data: Dataset, node: int, depth_limit: int | Non
     """Re-solve the subtree under `node` optimally on the rows that reach it.
 
     `depth_limit` is the run's (the subtree gets what is left under the node);
-    `monitor` carries Stop and the time limit.  `params` are the run's: its least leaf
-    weight holds in the new subtree too (DL8.5 searches when the exact solver for the
-    features has none), and its cost per leaf is the same weight per leaf (the
-    subtree's `leaf_cost` is that weight as a share of the node's rows).  The new
-    subtree replaces the old one only when its error (plus its leaves' cost) is
-    smaller.
+    `monitor` carries Stop and the time limit; `params` are the run's (`solve_under`).
+    The new subtree replaces the old one only when its error (plus its leaves' cost)
+    is smaller.
     """
-    params = params or {}
     _check_node(tree, node)
-    name = node_text(tree, node)
     depth = remaining_depth(tree, node, depth_limit)
     if depth < 1:
+        name = node_text(tree, node)
         raise ParameterError(f"{name[0].upper()}{name[1:]} is at the depth limit "
                              f"({depth_limit}): no depth is left under it; raise the depth "
                              "and run again to grow it.")
+    resolved = solve_under(tree, data, node, depth, monitor,
+                           algorithm or resolve_algorithm(tree), params or {})
+    if resolved.subtree is not None:
+        resolved.tree = graft(tree, {node: resolved.subtree},
+                              f"re-solved {resolved.name} (depth {depth}, error "
+                              f"{format_count(resolved.old_error)} -> "
+                              f"{format_count(resolved.new_error)})")
+    return resolved
+
+
+def solve_under(tree: Tree, data: Dataset, node: int, depth: int, monitor: Monitor | None,
+                algorithm: str, params: dict) -> Resolved:
+    """`algorithm`'s tree of `depth` on the rows of `data` that reach `node`, kept (as
+    `Resolved.subtree`, in `tree`'s terms) only when its error plus its leaves' cost
+    is smaller than the subtree's there now; `Resolved.tree` is `tree` unchanged.
+
+    `params` are the run's: its least leaf weight holds in the new subtree too (DL8.5
+    searches when `algorithm` has none), and its cost per leaf is the same weight per
+    leaf (the subtree's `leaf_cost` is that weight as a share of the node's rows).
+    """
     X = training_matrix(tree, data)
     rows = tree.reaches(X, node)
     sub = Dataset(X[rows], data.y[rows], data.w[rows], tree.prep, data.report,
                   None if data.counts is None else data.counts[rows], data.class_weights)
-    algorithm = algorithm or resolve_algorithm(tree)
     sub_params: dict = {"depth": depth}
     least = least_leaf(params)
     if least > 1:
@@ -267,18 +289,15 @@ def resolve_subtree(tree: Tree, data: Dataset, node: int, depth_limit: int | Non
     old_objective = old_error + penalty * sum(tree.is_leaf(k)
                                               for k in subtree_nodes(tree, node))
     result = train(sub, algorithm, sub_params, monitor=monitor)
-    new_error, new_objective = old_error, old_objective
-    edited = tree
+    resolved = Resolved(tree, node, node_text(tree, node), depth, int(rows.sum()),
+                        old_error, old_error, result, old_objective, old_objective)
     if result.tree is not None:
         error = result.tree.error(sub.X, sub.y, sub.w)
         objective = error + penalty * result.tree.n_leaves
         if objective < old_objective - TOLERANCE * max(1.0, old_objective):
-            new_error, new_objective = error, objective
-            edited = _rebuild(tree, node, _as_subtree(result.tree, tree),
-                              f"re-solved {name} (depth {depth}, error "
-                              f"{format_count(old_error)} -> {format_count(error)})")
-    return Resolved(edited, node, name, depth, int(rows.sum()), old_error, new_error,
-                    result, old_objective, new_objective)
+            resolved.new_error, resolved.new_objective = error, objective
+            resolved.subtree = _as_subtree(result.tree, tree)
+    return resolved
 
 
 def _as_subtree(sub: Tree, tree: Tree) -> Tree:

@@ -54,6 +54,8 @@ class RunDisplay(QObject):
         self.present_run(run)
         searched = (f", depth {run.params.get('depth', '—')}" if run.edited_from is None
                     else " (edited by hand: no search curve)")
+        if run.certified:
+            searched += f" · {run.certified}"
         self.win.chart.show_result(run.label + searched, run.incumbents, run.time_s,
                                    run.objective, run.lower_bound,
                                    objective=run.leaf_penalty > 0)

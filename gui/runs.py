@@ -117,6 +117,7 @@ class RunRecord:
     edited_from: int | None = None      # the run whose tree was edited by hand into this
     class_factors: list[float] | None = None   # each class's row weight, when weighted
     leaf_penalty: float = 0.0           # weight each leaf cost the search (leaf_cost)
+    certified: str = ""                 # the part proven, when only a part was searched
 
     def edited(self, number: int, tree, time_s: float = 0.0) -> RunRecord:
         """This run's tree edited by hand (`engine.editing`) as run `number`.
@@ -155,7 +156,8 @@ class RunRecord:
                    message=str(result.stats.get("message", "")),
                    class_factors=(None if data.class_weights is None
                                   else [float(f) for f in data.class_weights]),
-                   leaf_penalty=float(result.leaf_penalty))
+                   leaf_penalty=float(result.leaf_penalty),
+                   certified=certified_text(result.stats, params))
 
     # ------------------------------------------------------------- figures
     @property
@@ -237,7 +239,7 @@ class RunRecord:
             "data_path": self.data_path, "data_name": self.data_name,
             "chosen": self.chosen, "reason": self.reason, "message": self.message,
             "edited_from": self.edited_from, "class_factors": self.class_factors,
-            "leaf_penalty": self.leaf_penalty,
+            "leaf_penalty": self.leaf_penalty, "certified": self.certified,
         }
 
     @classmethod
@@ -260,7 +262,21 @@ class RunRecord:
                    message=str(d.get("message", "")),
                    edited_from=d.get("edited_from"),
                    class_factors=d.get("class_factors"),
-                   leaf_penalty=float(d.get("leaf_penalty", 0.0)))
+                   leaf_penalty=float(d.get("leaf_penalty", 0.0)),
+                   certified=str(d.get("certified", "")))
+
+
+def certified_text(stats: dict, params: dict) -> str:
+    """Which levels of a tree searched exactly only at its top (`hybrid`, and `auto`
+    beyond depth 6) are proven, for the chart's title; '' for a tree searched whole,
+    or for the greedy tree kept instead."""
+    top = stats.get("exact_depth")
+    if top is None or stats.get("chosen_algorithm") == "greedy" or \
+            int(params.get("depth", top)) <= int(top):
+        return ""
+    if stats.get("certified_depth"):
+        return f"top {top} levels proven optimal, greedy below"
+    return f"top {top} levels searched exactly (not proven optimal), greedy below"
 
 
 def relative_gap(error: float, bound: float) -> float:

@@ -400,3 +400,27 @@ def test_a_failed_run_spends_its_number_and_leaves_no_tree_on_screen(qtbot, monk
     monkeypatch.undo()
     assert run_and_wait(qtbot, win) is not None
     assert win.current_run.number == 3
+
+
+# -------------------------------------------------------------- hybrid run
+def test_a_hybrid_run_says_in_its_chart_which_levels_are_proven(qtbot, tmp_path):
+    """Issue 45: a tree searched exactly only at its top says so where its curve is
+    shown, and keeps saying it when the run is selected again after another.  (On this
+    table the hybrid beats the greedy tree; ConTree proves its depth-2 top.)"""
+    from big_tables import mixed_tables
+    path = tmp_path / "transport.csv"
+    mixed_tables().make("transport", 3000, seed=3).to_csv(path, index=False)
+    win = open_window(qtbot, path, algorithm="hybrid")
+    win.depth_spin.setValue(6)
+    win.time_spin.setValue(0)
+    win.algo_panel.form.set_values({"exact_depth": 2})
+    result = run_and_wait(qtbot, win)
+    assert result is not None and result.stats["chosen_algorithm"] == "contree"
+    expected = "top 2 levels proven optimal, greedy below"
+    hybrid = win.current_run
+    assert expected in win.chart.title and hybrid.certified == expected
+    win.set_algorithm("greedy")
+    run_and_wait(qtbot, win)
+    assert "levels" not in win.chart.title
+    win.display.show_run(hybrid)
+    assert expected in win.chart.title

@@ -6,6 +6,7 @@ from engine.solvers import (
     contree,  # noqa: F401  (registers itself)
     dl85,  # noqa: F401  (registers dl85 and cadl85)
     greedy,  # noqa: F401  (registers itself)
+    hybrid,  # noqa: F401  (registers itself)
     odd,  # noqa: F401  (registers itself)
     sat,  # noqa: F401  (registers sat-depth and sat-size)
 )

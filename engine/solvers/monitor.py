@@ -77,6 +77,17 @@ class Monitor:
         self.control[ks.C_DEADLINE] = math.inf
         self.start()
 
+    def helper(self) -> Monitor:
+        """A Monitor for a search inside this run whose trees are not the run's (the
+        run publishes what it makes of them: `hybrid`'s exact top): it obeys the run's
+        Stop and deadline, its time limit is what is left of them (a `share` in force
+        included), and a compile in its threads is off the run's clock (one set of
+        threads)."""
+        left = self.remaining()
+        helper = Monitor(None if left is None else max(left, 1e-3), control=self.control)
+        helper.threads = self.threads
+        return helper
+
     def start(self) -> None:
         """(Re)start the clock; the deadline counts from here."""
         now = time.monotonic()

@@ -70,7 +70,7 @@ def least_leaf(params: dict) -> float:
     return float(max(params.get("min_leaf", 1), params.get("min_support", 1), 1))
 
 
-def _greedy(data, params: dict, monitor) -> Result:
+def greedy_tree(data, params: dict, monitor) -> Result:
     """The greedy tree of `params["depth"]` under the solver's least leaf and cost per
     leaf, so that it is a tree the solver could return."""
     return Greedy().solve(data, {"depth": params["depth"],
@@ -97,7 +97,7 @@ def warm_started(solver: Solver, data, params: dict, monitor,
     module docstring)."""
     if reshape is None and searched_first(data, params):
         return _greedy_last(solver, data, params, monitor)
-    reference = _greedy(data, params, monitor)
+    reference = greedy_tree(data, params, monitor)
     monitor.floor = reference.objective   # the solver's trees must beat it to show
     try:
         searched = data if reshape is None else reshape(data, reference)
@@ -118,11 +118,11 @@ def _greedy_last(solver: Solver, data, params: dict, monitor) -> Result:
         result = None
     if result is not None and result.optimal:
         return _on_curve(result, monitor)
-    reference = _greedy(data, params, Monitor())
+    reference = greedy_tree(data, params, Monitor())
     if result is None:
         monitor.publish(reference.tree, reference.objective, 0.0)
         return _kept(_stopped(reference, monitor), reference, monitor)
-    if reference.objective < result.objective - _slack(data):
+    if reference.objective < result.objective - slack(data):
         monitor.publish(reference.tree, reference.objective, result.lower_bound)
     return _on_curve(_not_worse(solver, data, result, reference, monitor), monitor)
 
@@ -136,7 +136,8 @@ def _on_curve(result: Result, monitor) -> Result:
     return replace(result, incumbents=list(monitor.incumbents))
 
 
-def _slack(data) -> float:
+def slack(data) -> float:
+    """How much smaller an objective must be to count as smaller (sums of weights)."""
     return TOLERANCE * max(float(data.w.sum()), 1.0)
 
 
@@ -158,7 +159,7 @@ def _not_worse(solver: Solver, data, result: Result, reference: Result,
                monitor) -> Result:
     """`result`, or the greedy tree where that is better (a bug if `result` is proven)."""
     stats = {**result.stats, "warm_start_error": reference.train_error}
-    if result.objective <= reference.objective + _slack(data):
+    if result.objective <= reference.objective + slack(data):
         return replace(result, stats=stats)
     if result.optimal:
         raise RuntimeError(
