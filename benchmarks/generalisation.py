@@ -29,7 +29,8 @@ part only and scored on the held-out part:
                        time_limit=--time-limit, random_state=0) for ALGO in greedy,
                        blossom, contree, auto: the inner 5-fold with the one-standard-
                        error rule (engine.tuning), the choice refit on the training part;
-                       greedy also tunes its least leaf (1, 5, 20)
+                       greedy also tunes its least leaf (1, 5, 20); without --depths,
+                       tune's own (1-6, and deeper for greedy and auto: its hybrid)
 
 On a mixed table CART gets what a scikit-learn user would write: a ColumnTransformer
 whose text columns have their missing cells filled with "(missing)" and are one-hot
@@ -443,8 +444,9 @@ def main(argv=None) -> int:
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--time-limit", type=float, default=30.0,
                         help="seconds for one outer fold's orchard.tune (default 30)")
-    parser.add_argument("--depths", type=depth_range, default="1-6",
-                        help="depths orchard.tune tries, e.g. 1-6 (default)")
+    parser.add_argument("--depths", type=depth_range,
+                        help="depths orchard.tune tries, e.g. 1-6 (default: its own, "
+                             "engine.tuning.default_depths)")
     parser.add_argument("--folds", type=int, default=5, help="outer folds (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="outer folds' shuffle")
     parser.add_argument("--rules", action="store_true",
@@ -470,7 +472,8 @@ def main(argv=None) -> int:
 
     print(f"machine: {machine()}; Orchard at {args.orchard}")
     print(f"outer {args.folds}-fold (seed {args.seed}); orchard.tune depths "
-          f"{args.depths[0]}-{args.depths[-1]}, {INNER_FOLDS} inner folds, "
+          + (f"{args.depths[0]}-{args.depths[-1]}" if args.depths else "by default")
+          + f", {INNER_FOLDS} inner folds, "
           f"{args.time_limit:g} s per outer fold; results appended to {args.out}")
     algorithms = [m.removeprefix("orchard-") for m in methods if m.startswith("orchard-")]
     if algorithms:

@@ -88,8 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("data", help="CSV/TSV/whitespace table")
     tune.add_argument("--target", help="class column: NAME, INDEX, first or last")
     tune.add_argument("--algo", default=None, help="algorithm (default: blossom)")
-    tune.add_argument("--depths", default="1-6",
-                      help="depths to try: a range 1-6 or a list 2,3,4 (default 1-6)")
+    tune.add_argument("--depths", help="depths to try: a range 1-6 or a list 2,3,4 "
+                      "(default 1-6, and 8,10,12 for auto and hybrid, 8,10,12,16 for "
+                      "greedy)")
     tune.add_argument("--min-leaf", help="least rows in a leaf to try, e.g. 1,5,20 "
                       "(default 1,5,20 for greedy; auto, dl85 and cadl85 try only "
                            "the sizes given; the others have none)")
@@ -264,7 +265,8 @@ def tune(args, render_image: Callable | None) -> dict:
         if name in params:
             raise OrchardError(f"Give the values to try with {flag}, not --param {name}.")
     get_solver(algorithm).resolve(params)
-    grid = candidates(algorithm, _number_list(args.depths, "--depths", int),
+    grid = candidates(algorithm, None if args.depths is None else
+                      _number_list(args.depths, "--depths", int),
                       None if args.min_leaf is None else
                       _number_list(args.min_leaf, "--min-leaf", float),
                       None if args.leaf_cost is None else
@@ -303,7 +305,7 @@ def tune(args, render_image: Callable | None) -> dict:
         print("\n".join(tuning.table()))
     summary = _finish(args, algorithm, tuning.params, tuning.data, tuning.options,
                       tuning.result, render_image)
-    summary["tuning"] = tuning.to_dict()
+    summary["tuning"] = {**tuning.to_dict(), "wall_s": round(monitor.elapsed(), 3)}
     return summary
 
 

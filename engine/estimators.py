@@ -51,7 +51,7 @@ from engine.solvers import compile_ahead
 from engine.solvers.monitor import Monitor
 from engine.evaluation import Plan
 from engine.training import default_binarization, train
-from engine.tuning import DEPTHS, Tuner, candidates
+from engine.tuning import Tuner, candidates
 
 TARGET = "__orchard_target__"
 
@@ -385,13 +385,14 @@ class _cancel_on_interrupt:
 __all__ = ["DecisionDiagramClassifier", "OptimalTreeClassifier"]
 
 
-def tune(X, y, algorithm: str = "auto", depths=DEPTHS, min_leaf=None, leaf_cost=None,
+def tune(X, y, algorithm: str = "auto", depths=None, min_leaf=None, leaf_cost=None,
          cv: int = 5,
          time_limit: float | None = 60.0, random_state: int = 0,
          binarize: str | None = None, params: dict | None = None,
          sample_weight=None, categorical: list[str] | None = None
          ) -> OptimalTreeClassifier:
-    """The depth (the least leaf size among `min_leaf`, for greedy, auto, dl85 and
+    """The depth among `depths` (None: `engine.tuning.default_depths`, 1-6 and deeper
+    for greedy, auto and hybrid) (the least leaf size among `min_leaf`, for greedy, auto, dl85 and
     cadl85, greedy trying 1, 5 and 20 by default; the cost per leaf among `leaf_cost`,
     0 and 0.01 by default where the algorithm has one) chosen by a `cv`-fold
     cross-validation on X, y with the
@@ -433,7 +434,8 @@ def tune(X, y, algorithm: str = "auto", depths=DEPTHS, min_leaf=None, leaf_cost=
     extra = {k: v for k, v in tuning.params.items() if k != "depth"}
     left = start.remaining()
     model = OptimalTreeClassifier(algorithm, max_depth=chosen.depth,
-                                  time_limit=None if left is None else max(left, 1.0),
+                                  time_limit=None if left is None else
+                                  max(left, tuning.reserved_s, 1.0),
                                   binarize=binarize, params=extra or None,
                                   categorical=categorical)
     model.fit(X if frame is None else frame, y)
@@ -442,5 +444,6 @@ def tune(X, y, algorithm: str = "auto", depths=DEPTHS, min_leaf=None, leaf_cost=
         row["chosen"], row["best"] = i == tuning.chosen, i == tuning.best
     model.tuning_ = pd.DataFrame(rows)
     model.tuning_.attrs["majority"] = tuning.majority   # the majority class's accuracy
+    model.tuning_.attrs["scored_on"] = tuning.scored_on()   # a sample of a big table?
     model.tuned_params_ = {"max_depth": chosen.depth, **extra}
     return model

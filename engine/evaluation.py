@@ -238,6 +238,16 @@ class PreparedSplit:
     data: Any                     # the training rows' Dataset
     train_frame: pd.DataFrame
     test_frame: pd.DataFrame
+    seconds: float = 0.0          # cutting and preparing it took (`prepared_splits`)
+    _test_features: np.ndarray | None = field(default=None, repr=False)
+
+    def test_features(self) -> np.ndarray:
+        """The test rows through the training part's recipe, transformed once for
+        every setting trained on the split (`train` returns every tree on the
+        training part's features): half of a greedy fold's time was transforming them."""
+        if self._test_features is None:
+            self._test_features = self.data.prep.transform(self.test_frame)
+        return self._test_features
 
 
 class CrossValidation:
@@ -271,8 +281,8 @@ class CrossValidation:
     def cancelled(self) -> bool:
         return self._cancelled
 
-    def splits(self) -> tuple[np.ndarray, list[str], list[tuple[np.ndarray, np.ndarray]]]:
-        """(rows with a class, class names, [(train, test) positions into those rows])."""
+    def _labelled(self) -> tuple[np.ndarray, list[str], np.ndarray]:
+        """(rows with a class, class names, each of those rows' class index)."""
         frame = self.raw.frame
         target = choose_target([str(c) for c in frame.columns], self.options.target,
                                self.raw)
@@ -284,6 +294,11 @@ class CrossValidation:
         class_names = _class_order(sorted(set(names)))
         index = {name: i for i, name in enumerate(class_names)}
         labels = np.array([index[n] for n in names], dtype=np.int64)[codes[rows]]
+        return rows, class_names, labels
+
+    def splits(self) -> tuple[np.ndarray, list[str], list[tuple[np.ndarray, np.ndarray]]]:
+        """(rows with a class, class names, [(train, test) positions into those rows])."""
+        rows, class_names, labels = self._labelled()
         plan = self.plan
         if plan.method == "holdout":
             train_rows, test_rows = holdout_split(labels, plan.test_size, plan.seed)
@@ -377,15 +392,32 @@ class CrossValidation:
         return self.trained(PreparedSplit(fold, data, train_frame, test_frame),
                             class_names, self.params, monitor)
 
+    def sampled(self, size: int, clock: Monitor,
+                copies: list[np.ndarray]) -> CrossValidation:
+        """This evaluation on a stratified sample of `size` of the table's rows with a
+        class (each class about its share, drawn with the plan's seed), or itself when
+        the table has no more: settings are compared on a sample of a table too large
+        to split and train whole many times (`engine.tuning`).  `clock` and `copies`
+        as in `prepared_splits`."""
+        rows, _, labels = self._labelled()
+        if len(rows) <= size:
+            return self
+        _, kept = holdout_split(labels, size / len(rows), self.plan.seed)
+        frame = _rows(self.raw.frame, rows[kept], clock, copies)
+        return CrossValidation(replace(self.raw, frame=frame), self.options,
+                               self.algorithm, self.params, self.plan, self.time_limit)
+
     def prepared_splits(self, clock: Monitor,
                         copies: list[np.ndarray]) -> tuple[list[str], list[PreparedSplit]]:
         """(class names, every split with its training rows prepared once), for fitting
         several settings on the same splits (`engine.tuning`): `clock`'s stop and time
-        limit cover the cutting and preparing; the cut columns are added to `copies`
-        (for `blocks.release` once the splits are no longer needed)."""
+        limit cover the cutting and preparing, and its clock times each split (compiling
+        left out); the cut columns are added to `copies` (for `blocks.release` once the
+        splits are no longer needed)."""
         rows, class_names, pairs = self.splits()
         splits = []
         for fold, (train_pos, test_pos) in enumerate(pairs):
+            started = clock.elapsed()
             try:
                 train_frame = _rows(self.raw.frame, rows[train_pos], clock, copies)
                 test_frame = _rows(self.raw.frame, rows[test_pos], clock, copies)
@@ -393,7 +425,8 @@ class CrossValidation:
                                progress=clock.checkpoint)
             except DataError as exc:
                 raise DataError(f"{self._fold_name(fold, len(pairs))}: {exc}") from None
-            splits.append(PreparedSplit(fold, data, train_frame, test_frame))
+            splits.append(PreparedSplit(fold, data, train_frame, test_frame,
+                                        clock.elapsed() - started))
         return class_names, splits
 
     def trained(self, split: PreparedSplit, class_names: list[str], params: dict,
@@ -412,18 +445,18 @@ class CrossValidation:
         index = {name: i for i, name in enumerate(class_names)}
         size = len(class_names)
 
-        def score(frame) -> tuple[float, np.ndarray]:
+        def score(frame, predicted: np.ndarray) -> tuple[float, np.ndarray]:
             codes, values = blocks.factorize(frame[data.prep.target])
             truth = np.array([index[class_label(v)] for v in values],
                              dtype=np.int64)[codes]
-            predicted = to_global[tree.predict_frame(frame)]
-            matrix = confusion_matrix(truth, predicted, size)
+            matrix = confusion_matrix(truth, to_global[predicted], size)
             total = matrix.sum()
             return (float(np.trace(matrix) / total) if total else math.nan), matrix
 
-        test_accuracy, test_matrix = score(test_frame)
-        train_accuracy, train_matrix = score(train_frame) if train_accuracy else \
-            (math.nan, np.zeros_like(test_matrix))
+        test_accuracy, test_matrix = score(test_frame, tree.predict(split.test_features()))
+        train_accuracy, train_matrix = (
+            score(train_frame, tree.predict_frame(train_frame)) if train_accuracy
+            else (math.nan, np.zeros_like(test_matrix)))
         return FoldResult(fold, len(train_frame), len(test_frame), train_accuracy,
                           test_accuracy, train_matrix, test_matrix, result.status,
                           bool(result.optimal), float(result.time_s),

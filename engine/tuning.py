@@ -10,7 +10,10 @@ the tree literature does (Breiman et al.'s one-standard-error rule):
    cross-validation on the rows given (`engine.evaluation`: each split's training
    rows are prepared on their own, so no threshold or value group sees a validation
    row, and once, for every candidate: preparing a large table costs more than
-   training a shallow tree on it);
+   training a shallow tree on it), or on a stratified sample of `SAMPLE_ROWS` of
+   them when there are more (which depth holds up shows on 50,000 rows too, and the
+   grid on five splits of 300,000 rows did not fit in a minute); the table and
+   `--json` say which (`Tuning.scored_on`);
 2. `choose` takes the best mean validation accuracy, then the *simplest* setting
    (fewest leaves on average, then the smaller depth, then the larger least leaf,
    then the larger cost per leaf) whose mean lies within one standard error of that best;
@@ -20,11 +23,15 @@ the tree literature does (Breiman et al.'s one-standard-error rule):
    all is no answer to give silently;
 3. the chosen setting is trained on all rows.
 
-One time limit covers the whole: after the splits are prepared, an equal part of
-what is left is kept for the final fit and each candidate gets an equal share of the
-rest, so settings that finish early leave their time to the others.  A candidate
-whose folds did not all finish is listed with the reason and takes no part in the
-choice.  `Tuner.cancel()` (any thread) stops the current fold.
+One time limit covers the whole, and the final fit comes first in it: once the
+splits are prepared, its time is kept from the grid (`Reserve`: preparing every row,
+estimated from preparing a split, and training on them, an equal share or more when
+the folds' training says so), and each candidate gets an equal share of the rest, so
+settings that finish early leave their time to the others.  A candidate the grid's
+time did not reach, or whose folds did not all finish, is listed with the reason and
+takes no part in the choice; the final fit is never stopped by the time limit before
+it has a tree (it would waste the whole tuning).  `Tuner.cancel()` (any thread)
+stops the current fold or the final fit.
 """
 
 from __future__ import annotations
@@ -51,12 +58,40 @@ from engine.solvers.warm_start import LEAF_PARAMETERS, leaf_parameter
 from engine.training import train
 
 DEPTHS = (1, 2, 3, 4, 5, 6)
+# Beyond them, the depths greedy and the hybrid (auto beyond depth 6) also try by
+# default: the depths a tuned CART reaches (issue 45: 10-12 on car-evaluation, 14-16 on
+# segment), every other one, as each costs an exact search no more (the hybrid's top
+# is searched at depth 3) and a greedy tree little.
+DEEP_DEPTHS = (8, 10, 12)
+GREEDY_DEEP_DEPTHS = (8, 10, 12, 16)
 MIN_LEAVES = (1, 5, 20)
 # Costs per leaf (`leaf_cost`, a share of the rows) tried by default where the
 # algorithm has one: none, and a split that must fix 1% of the rows (0.5% for the
 # greedy tree, whose pruning is cheap).
 LEAF_COSTS = (0.0, 0.01)
 GREEDY_LEAF_COSTS = (0.0, 0.005, 0.02)
+# A table with more rows (with a class) than this is tuned on a stratified sample of
+# this many, the choice then trained on every row: on five splits of 300,000 rows the
+# default minute scored 32 of greedy's 54 settings and left no time for the final fit;
+# on 50,000 rows all 54 took 11 s (2 cores).
+SAMPLE_ROWS = 50_000
+# The final fit's time is kept from the grid by estimates (its preparation from the
+# splits', its training from the folds'), each this many times the measure: a busy
+# machine, and more rows cost a little more than their number (sorting).
+MARGIN = 1.5
+# Seconds of the grid's time below which no fold is started, nor a final training
+# given less.
+SHORTEST = 0.01
+KEPT = "not scored: the time left was kept for the final fit"
+
+
+def default_depths(algorithm: str) -> tuple[int, ...]:
+    """The depths tried unless the user names some: `DEPTHS` for the exact searches,
+    whose time grows steeply with depth; deeper ones too for greedy and for auto and
+    hybrid, which grow the levels below depth 3 greedily there."""
+    if algorithm == "greedy":
+        return DEPTHS + GREEDY_DEEP_DEPTHS
+    return DEPTHS + DEEP_DEPTHS if algorithm in ("auto", "hybrid") else DEPTHS
 
 
 def default_leaves(algorithm: str) -> tuple[int, ...]:
@@ -96,14 +131,16 @@ class Candidate:
         return f"depth {self.depth}{leaf}{cost}"
 
 
-def candidates(algorithm: str, depths: Sequence[int] = DEPTHS,
+def candidates(algorithm: str, depths: Sequence[int] | None = None,
                min_leaves: Sequence[float] | None = None,
                leaf_costs: Sequence[float] | None = None) -> list[Candidate]:
     """Depths × least leaf sizes × costs per leaf, cheapest first.  None means the
-    defaults (`default_leaves`, `default_costs`) where the algorithm has the
-    parameter; values given for a parameter it lacks are refused in one sentence."""
+    defaults (`default_depths`, `default_leaves`, `default_costs`) where the algorithm
+    has the parameter; values given for a parameter it lacks are refused in one
+    sentence."""
     solver = get_solver(algorithm)
-    depths = sorted({int(d) for d in depths})
+    depths = sorted({int(d) for d in (default_depths(algorithm) if depths is None
+                                      else depths)})
     if not depths:
         raise ParameterError("Give at least one depth to try.")
     for depth in depths:
@@ -146,6 +183,7 @@ class Scored:
     folds: int = 0                 # folds planned
     note: str = ""                 # why it was not scored on every fold
     at_limit: int = 0              # folds whose search the time limit stopped
+    seconds: list[float] = field(default_factory=list)   # each fold's training
 
     @property
     def complete(self) -> bool:
@@ -171,7 +209,8 @@ class Scored:
                 "mean_accuracy": self.mean, "standard_error": self.standard_error,
                 "mean_leaves": self.mean_leaves, "accuracies": list(self.accuracies),
                 "leaves": list(self.leaves), "complete": self.complete,
-                "folds_at_time_limit": self.at_limit, "note": self.note}
+                "folds_at_time_limit": self.at_limit, "note": self.note,
+                "fold_seconds": list(self.seconds)}
 
 
 def choose(scored: Sequence[Scored], majority: float = 0.0) -> tuple[int, int]:
@@ -210,6 +249,18 @@ class Tuning:
     options: PrepOptions
     params: dict[str, Any]         # the final fit's parameters
     majority: float = math.nan     # the majority class's mean validation accuracy
+    rows: int = 0                  # the table's
+    sample_rows: int | None = None  # the stratified sample scored (None: every row)
+    reserved_s: float = 0.0        # seconds kept for the final fit when the grid ended
+
+    def scored_on(self) -> str:
+        """What each candidate was scored on, e.g. `5-fold cross-validation on a
+        stratified sample of 50,000 of the 300,000 rows`."""
+        return self.plan.describe() + self._sample()
+
+    def _sample(self) -> str:
+        return "" if self.sample_rows is None else \
+            f" on a stratified sample of {self.sample_rows:,} of the {self.rows:,} rows"
 
     @property
     def note(self) -> str:
@@ -230,12 +281,16 @@ class Tuning:
                 "candidates": [s.to_dict() for s in self.scored], "best": self.best,
                 "chosen": self.chosen, "rule": "one standard error",
                 "majority_accuracy": self.majority, "note": self.note,
+                "rows": self.rows, "sample_rows": self.sample_rows,
+                "scored_on": self.scored_on(), "final_fit_reserved_s": self.reserved_s,
                 "chosen_params": {k: v for k, v in self.params.items()
                                   if k in ("depth", "leaf_cost", *LEAF_PARAMETERS)}}
 
     def table(self) -> list[str]:
         """One line per candidate, the best and the chosen marked."""
-        lines = [f"{self.plan.describe()} of {self.algorithm}, one-standard-error rule:"]
+        lines = [f"{self.plan.describe()} of {self.algorithm}{self._sample()}"
+                 + (" (the choice then trained on every row)" if self.sample_rows else "")
+                 + ", one-standard-error rule:"]
         for i, s in enumerate(self.scored):
             mark = ("chosen" if i == self.chosen else "") + \
                    (" best" if i == self.best else "")
@@ -249,6 +304,11 @@ class Tuning:
             lines.append(f"  {s.candidate.label():38s} {text}"
                          + (f"  <- {mark.strip()}" if mark else ""))
         lines.append(f"  {'majority class':38s} {100 * self.majority:5.1f}%")
+        kept = sum(s.note == KEPT for s in self.scored)
+        if kept:
+            lines.append(f"{kept} of {len(self.scored)} settings were not scored in the "
+                         f"time limit (its last {self.reserved_s:.1f} s were kept for the "
+                         "final fit on every row): raise the time limit to score them.")
         if self.note:
             lines.append(self.note)
         return lines
@@ -286,8 +346,9 @@ class Tuner:
             clock: Monitor | None = None, refit: bool = True) -> Tuning:
         """Score every candidate, choose, and (`refit`) train the choice on all rows.
         `clock` is the whole run's Monitor if it started earlier (the CLI's covers
-        reading the file too); the final fit runs on it, so its live trees and stages
-        go where it says."""
+        reading the file too); the final fit reports its stages and trees to its
+        callbacks.  Without `refit` the final fit's time is still kept from the grid:
+        the caller trains the choice in it (the notebook)."""
         own = clock is None
         clock = Monitor(self.time_limit) if own else clock
         try:
@@ -307,65 +368,80 @@ class Tuner:
         splits: list = []
         self._running(clock)
         try:
+            validation = validation.sampled(SAMPLE_ROWS, clock, copies)
             class_names, splits = validation.prepared_splits(clock, copies)
             majority = float(np.mean([majority_accuracy(split) for split in splits]))
-            # the candidates share all but an equal part of what is left: that part is
-            # kept for the final fit, however the candidates' fits overrun
-            left = clock.remaining()
-            n = len(self.grid)
-            scoring = Monitor(None if left is None else max(left * n / (n + 1), 1e-3))
-            if self._cancelled:
-                scoring.cancel()
-            try:
-                scored = self._score_all(scoring, validation, class_names, splits,
-                                         on_candidate)
-            finally:
-                scoring.finish()
+            reserve = Reserve.measured(clock, len(self.grid), len(self.raw.frame), splits)
+            scored = self._score_all(reserve, clock, validation, class_names, splits,
+                                     on_candidate)
         finally:
             del splits
             blocks.release(copies)
-        if self._cancelled or clock.stop_status() == Status.CANCELLED:
+        if self._stopped(clock):
             raise Interrupted("Tuning was stopped.", Status.CANCELLED.value)
         best, chosen = choose(scored, majority)
         params = self.grid[chosen].params(self.algorithm, self.params)
-        data = result = None
+        sample = len(validation.raw.frame) if validation.raw is not self.raw else None
+        tuning = Tuning(self.algorithm, self.plan, scored, best, chosen, None, None,
+                        options, params, majority, len(self.raw.frame), sample,
+                        reserve.seconds())
         if refit:
-            self._running(clock)
-            data = prepare(self.raw, options, progress=clock.checkpoint)
-            result = train(data, self.algorithm, params, monitor=clock)
+            tuning.data, tuning.result = self._final_fit(
+                clock, options, params, reserve.training_needs(scored[chosen]))
         self._running(None)
-        return Tuning(self.algorithm, self.plan, scored, best, chosen, result, data,
-                      options, params, majority)
+        return tuning
 
-    def _score_all(self, clock: Monitor, validation: CrossValidation,
+    def _final_fit(self, clock: Monitor, options: PrepOptions, params: dict[str, Any],
+                   least: float) -> tuple[Any, Result]:
+        """The chosen setting trained on every row.  The time limit never stops it
+        before it has a tree, which would waste the whole tuning: its preparation
+        (measured and kept from the grid) runs to its end, and its training gets what
+        is left of the time limit, at least `least` seconds.  `cancel()` stops both."""
+        preparing = Monitor(on_progress=clock.on_progress)
+        self._running(preparing)
+        try:
+            data = prepare(self.raw, options, progress=preparing.checkpoint)
+        finally:
+            preparing.finish()
+        left = clock.remaining()
+        training = Monitor(None if left is None else max(left, least, SHORTEST),
+                           clock.on_incumbent, clock.on_progress)
+        self._running(training)
+        return data, train(data, self.algorithm, params, monitor=training)
+
+    def _score_all(self, reserve: Reserve, clock: Monitor, validation: CrossValidation,
                    class_names: list[str], splits: list, on_candidate) -> list[Scored]:
         scored = []
         n = len(self.grid)
         for i, candidate in enumerate(self.grid):
             score = Scored(candidate, folds=len(splits))
             scored.append(score)
-            left = clock.remaining()
-            share = None if left is None else left / (n - i)   # an equal share
-            if self._cancelled:
+            if self._stopped(clock):
                 score.note = "not scored: stopped"
-            elif share is not None and share < 0.01:
-                score.note = "not scored: the time limit ran out"
-            else:
-                self._score(score, validation, class_names, splits, clock, share)
+            elif reserve.grid_over():
+                score.note = KEPT
+            else:   # an equal share of what is left
+                left = reserve.grid_left()
+                self._score(score, reserve, clock, validation, class_names, splits,
+                            None if left is None else left / (n - i))
             if on_candidate is not None:
                 on_candidate(score, i, n)
         return scored
 
-    def _score(self, score: Scored, validation: CrossValidation, class_names: list[str],
-               splits: list, clock: Monitor, share: float | None) -> None:
+    def _stopped(self, clock: Monitor) -> bool:
+        """Whether Stop was pressed (`cancel()`, or the run's own Monitor)."""
+        return self._cancelled or clock.stop_status() == Status.CANCELLED
+
+    def _score(self, score: Scored, reserve: Reserve, clock: Monitor,
+               validation: CrossValidation, class_names: list[str], splits: list,
+               share: float | None) -> None:
         """Every fold of one candidate, each with an equal part of its share: a fold
         that overruns its part (a stage no stop interrupts) takes from the candidates
-        after it, never from this one's other folds; only the run's own deadline
-        leaves a candidate unscored."""
+        after it, never from this one's other folds nor from the final fit."""
         params = score.candidate.params(self.algorithm, self.params)
         fold_limit = None if share is None else share / len(splits)
         for split in splits:
-            if self._cancelled or clock.should_stop():
+            if self._stopped(clock) or reserve.grid_over():
                 break
             monitor = Monitor(fold_limit)
             self._running(monitor)
@@ -379,12 +455,59 @@ class Tuner:
                 self._running(None)
             score.accuracies.append(fold.test_accuracy)
             score.leaves.append(fold.n_leaves)
+            score.seconds.append(fold.time_s)
             score.at_limit += fold.status == Status.TIME_LIMIT
-        if self._cancelled:
+        reserve.learn(score)
+        if self._stopped(clock):
             score.note = "not scored: stopped"
         elif not score.complete:
-            score.note = ("not scored: the time limit ran out before every fold had a "
-                          "tree")
+            score.note = KEPT if reserve.grid_over() else \
+                "not scored: the time limit ran out before every fold had a tree"
+
+
+@dataclass
+class Reserve:
+    """The final fit's time, kept from the grid: an estimate of preparing every row
+    (a split's preparation, the median, per row, times the table's rows: the first
+    split also loads the kernels) and of training the choice on them (an equal share,
+    as one more candidate, or more when the folds' training, per row, times the
+    table's rows, says so).  Each estimate is `MARGIN` times the measure."""
+
+    clock: Monitor
+    scale: float           # the table's rows per training row of a split
+    preparing: float       # seconds kept for preparing every row
+    training: float        # and for training the choice on them
+
+    @classmethod
+    def measured(cls, clock: Monitor, candidates: int, rows: int,
+                 splits: list[PreparedSplit]) -> Reserve:
+        scale = rows / max(min(len(s.train_frame) for s in splits), 1)
+        preparing = MARGIN * scale * float(np.median([s.seconds for s in splits]))
+        left = clock.remaining()
+        share = 0.0 if left is None else max(left - preparing, 0.0) / (candidates + 1)
+        return cls(clock, scale, preparing, share)
+
+    def seconds(self) -> float:
+        return self.preparing + self.training
+
+    def grid_left(self) -> float | None:
+        """Seconds the grid may still use (None without a time limit)."""
+        left = self.clock.remaining()
+        return None if left is None else left - self.seconds()
+
+    def grid_over(self) -> bool:
+        """Whether the grid's time is over (and stays so: a candidate skipped leaves
+        no more to those after it)."""
+        left = self.grid_left()
+        return left is not None and left < SHORTEST
+
+    def training_needs(self, score: Scored) -> float:
+        """Seconds training `score`'s setting on every row takes, by its folds."""
+        return MARGIN * self.scale * max(score.seconds, default=0.0)
+
+    def learn(self, score: Scored) -> None:
+        """Keep at least what training `score`'s setting on every row would take."""
+        self.training = max(self.training, self.training_needs(score))
 
 
 def majority_accuracy(split: PreparedSplit) -> float:

@@ -37,11 +37,14 @@ from engine.evaluation import Plan
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.tuning import (
+    DEPTHS,
+    GREEDY_DEEP_DEPTHS,
     Scored,
     Tuner,
     Tuning,
     candidates,
     default_costs,
+    default_depths,
     default_leaves,
     leaf_parameter,
 )
@@ -81,9 +84,12 @@ class TuneDialog(QDialog):
         form = QFormLayout()
         depths = QHBoxLayout()
         self.low_spin, self.high_spin = QSpinBox(self), QSpinBox(self)
-        for spin, value in ((self.low_spin, 1), (self.high_spin, 6)):
+        for spin, value in ((self.low_spin, 1), (self.high_spin,
+                                                  max(default_depths(algorithm)))):
             spin.setRange(1, 20)
             spin.setValue(value)
+            spin.setToolTip(f"Every depth up to {max(DEPTHS)} in this range; beyond, "
+                            f"the depths {', '.join(map(str, GREEDY_DEEP_DEPTHS))} in it")
             depths.addWidget(spin)
         depths.insertWidget(1, QLabel("to", self))
         depths.addStretch(1)
@@ -157,10 +163,17 @@ class TuneDialog(QDialog):
         self._set_busy(False)
 
     # ------------------------------------------------------------ running
+    def depths(self) -> list[int]:
+        """The depths from the low to the high spin box: each one up to `DEPTHS`'
+        last, and beyond it those the command line tries by default (8, 10, 12, 16),
+        so a range to 16 is not 16 depths' worth of candidates."""
+        low, high = self.low_spin.value(), self.high_spin.value()
+        deep = set(default_depths(self.algorithm)) | set(GREEDY_DEEP_DEPTHS) | {high}
+        return [d for d in range(low, high + 1) if d <= max(DEPTHS) or d in deep]
+
     def start(self) -> None:
         try:
-            grid = candidates(self.algorithm,
-                              range(self.low_spin.value(), self.high_spin.value() + 1),
+            grid = candidates(self.algorithm, self.depths(),
                               self._numbers(self.leaf_edit, self.leaf_name is not None,
                                             "Least rows in a leaf", "1, 5, 20"),
                               self._numbers(self.cost_edit, self.has_cost,
@@ -225,6 +238,7 @@ class TuneDialog(QDialog):
         self._set_busy(False)
         chosen, best = tuning.scored[tuning.chosen], tuning.scored[tuning.best]
         self.status.setText(
+            f"Scored on {tuning.scored_on()}. "
             f"Chosen: {chosen.candidate.label()} — {100 * chosen.mean:.1f}% ± "
             f"{100 * chosen.standard_error:.1f} with {chosen.mean_leaves:.1f} leaves, "
             f"within one standard error of the best ({best.candidate.label()}, "

@@ -83,3 +83,14 @@ def test_a_chosen_cost_per_leaf_reaches_the_algorithm_panel_exactly(qtbot):
     assert record.objective == pytest.approx(
         record.train_error + record.leaf_penalty * record.tree.n_leaves)
     assert win.figures.labels["error"].text().startswith("objective")
+
+
+def test_the_dialog_tries_the_command_line_s_depths_by_default(qtbot):
+    """Issue 45: its range starts at the default depths' deepest, and beyond 6 it tries
+    only every other depth, as `orchard tune` does."""
+    win = open_window(qtbot, LOANS, algorithm="greedy")
+    dialog = open_tune_dialog(win)
+    assert dialog.depths() == [1, 2, 3, 4, 5, 6, 8, 10, 12, 16]
+    dialog.high_spin.setValue(9)
+    assert dialog.depths() == [1, 2, 3, 4, 5, 6, 8, 9]
+    dialog.reject()

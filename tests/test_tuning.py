@@ -2,16 +2,19 @@
 the notebook (`engine.tuning`, `orchard tune`, `orchard.tune`)."""
 
 import json
+import time
 
 import numpy as np
 import pytest
 
+from engine import evaluation, tuning
 from engine.cli import main
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions
 from engine.errors import DataError, Interrupted, ParameterError
 from engine.evaluation import CrossValidation, Plan
-from engine.tuning import Candidate, Scored, Tuner, candidates, choose
+from engine.solvers.monitor import Monitor
+from engine.tuning import KEPT, Candidate, Scored, Tuner, candidates, choose
 
 from big_tables import transport_log
 from conftest import SAMPLES
@@ -90,6 +93,17 @@ def test_a_choice_below_the_majority_class_says_so(capsys, tmp_path):
                  "--min-leaf", "1", "--leaf-cost", "0"]) == 0
     assert "No setting predicted the validation rows better than the majority" in \
         capsys.readouterr().out
+
+
+def test_the_default_depths_reach_a_tuned_cart_s_where_the_algorithm_can():
+    """Issue 45: greedy and the hybrid (auto beyond 6) try the depths a tuned CART
+    reaches; the exact searches stop at 6."""
+    depths = {a: sorted({c.depth for c in candidates(a)})
+              for a in ("greedy", "auto", "hybrid", "blossom", "contree")}
+    assert depths["greedy"] == [1, 2, 3, 4, 5, 6, 8, 10, 12, 16]
+    assert depths["auto"] == depths["hybrid"] == [1, 2, 3, 4, 5, 6, 8, 10, 12]
+    assert depths["blossom"] == depths["contree"] == [1, 2, 3, 4, 5, 6]
+    assert sorted({c.depth for c in candidates("greedy", [2, 3])}) == [2, 3]
 
 
 def test_the_grid_holds_least_leaf_sizes_only_where_the_algorithm_has_them():
@@ -171,6 +185,81 @@ def test_a_stop_ends_the_tuning_and_says_so(mixed):
     assert seen[0].complete and all(s.note == "not scored: stopped" for s in seen[1:])
 
 
+def test_a_stop_during_the_final_fit_ends_the_tuning(mixed, monkeypatch):
+    """The final fit is never stopped by the time limit, but Stop still ends it."""
+    tuner = Tuner(mixed, PrepOptions(target="delayed"), "greedy",
+                  candidates("greedy", [1, 2], [1], [0]), plan=Plan("kfold", 2))
+    final_prepare = tuning.prepare
+
+    def stopped_meanwhile(*args, **kwargs):
+        tuner.cancel()
+        return final_prepare(*args, **kwargs)
+
+    monkeypatch.setattr(tuning, "prepare", stopped_meanwhile)   # the final fit's alone
+    with pytest.raises(Interrupted) as stopped:
+        tuner.run()
+    assert stopped.value.status == "cancelled"
+
+
+def test_the_final_fit_is_kept_from_the_grid(mixed, monkeypatch):
+    """Issue 45: a grid that does not fit in the time limit is cut, never the final
+    fit.  Preparing takes 0.3 s (two splits of 400 rows, then all 600) and each fold
+    0.05 s more, so the 54 candidates' 108 folds would take 5.4 s of a 3 s limit."""
+    prepare, trained = evaluation.prepare, CrossValidation.trained
+
+    def slow_prepare(*args, **kwargs):
+        time.sleep(0.3)
+        return prepare(*args, **kwargs)
+
+    def slow_fold(*args, **kwargs):
+        fold = trained(*args, **kwargs)
+        time.sleep(0.05)   # (after its training, which its limit stops)
+        return fold
+
+    monkeypatch.setattr(evaluation, "prepare", slow_prepare)   # the splits'
+    monkeypatch.setattr(tuning, "prepare", slow_prepare)       # the final fit's
+    monkeypatch.setattr(CrossValidation, "trained", slow_fold)
+    grid = candidates("greedy", [1, 2, 3, 4, 5, 6])
+    assert len(grid) == 54
+    started = time.monotonic()
+    tuned = Tuner(mixed, PrepOptions(target="delayed"), "greedy", grid,
+                  plan=Plan("kfold", 2), time_limit=3.0).run()
+    seconds = time.monotonic() - started
+    assert tuned.result.tree is not None and sum(tuned.data.w) == len(mixed.frame)
+    kept = [s for s in tuned.scored if s.note == KEPT]
+    assert kept and kept == tuned.scored[-len(kept):]   # the grid's end was cut
+    assert all(s.complete for s in tuned.scored[:-len(kept)])
+    # the final preparation (0.3 s) was kept: 1.5 x (600 / 300 rows) x a split's
+    assert tuned.reserved_s >= 0.9
+    assert f"{len(kept)} of 54 settings were not scored" in tuned.table()[-1]
+    assert seconds < 3.0 + 1.0
+
+
+def test_a_large_table_is_tuned_on_a_sample_and_trained_on_every_row(mixed, monkeypatch):
+    """Above SAMPLE_ROWS rows the candidates are scored on a stratified sample of that
+    many, which the table and the JSON say; the choice is trained on every row."""
+    monkeypatch.setattr(tuning, "SAMPLE_ROWS", 240)
+    options, plan = PrepOptions(target="delayed"), Plan("kfold", 3, seed=1)
+    grid = candidates("greedy", [1, 2, 3], [1], [0])
+    tuned = Tuner(mixed, options, "greedy", grid, plan=plan).run()
+    sample = CrossValidation(mixed, options, "greedy", {}, plan).sampled(240, Monitor(), [])
+    assert len(sample.raw.frame) == tuned.sample_rows == 240 and tuned.rows == 600
+    shares = [frame["delayed"].value_counts(normalize=True)["yes"]
+              for frame in (mixed.frame, sample.raw.frame)]
+    assert shares[1] == pytest.approx(shares[0], abs=1 / 240)   # stratified
+    for s in tuned.scored:
+        assert s.complete and s.accuracies == CrossValidation(
+            sample.raw, options, "greedy", s.candidate.params("greedy", {}),
+            plan).run().test_accuracies
+    assert sum(tuned.data.w) == 600   # the choice, trained on every row
+    assert tuned.table()[0].startswith("3-fold cross-validation of greedy on a stratified "
+                                       "sample of 240 of the 600 rows")
+    assert tuned.to_dict()["scored_on"] == tuned.scored_on() and \
+        tuned.to_dict()["sample_rows"] == 240
+    assert CrossValidation(mixed, options, "greedy").sampled(600, Monitor(), []).raw \
+        is mixed   # no more rows than asked: every row
+
+
 # ------------------------------------------------------------------ the CLI
 def test_orchard_tune_prints_the_candidates_and_writes_the_chosen_model(tmp_path, capsys):
     model = tmp_path / "model.json"
@@ -185,6 +274,8 @@ def test_orchard_tune_prints_the_candidates_and_writes_the_chosen_model(tmp_path
         [(d, m) for d in (1, 2, 3) for m in (1, 20)]
     chosen = tuning["candidates"][tuning["chosen"]]
     assert summary["max_depth"] == chosen["depth"] == tuning["chosen_params"]["depth"]
+    assert tuning["scored_on"] == "3-fold cross-validation" and \
+        tuning["sample_rows"] is None and tuning["final_fit_reserved_s"] > 0
     assert json.loads(model.read_text())   # the chosen tree, trained on every row
     assert "of 6: depth" in err            # progress per candidate on stderr
 
