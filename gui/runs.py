@@ -276,7 +276,7 @@ def certified_text(stats: dict, params: dict) -> str:
         return ""
     if stats.get("certified_depth"):
         return f"top {top} levels proven optimal, greedy below"
-    return f"top {top} levels searched exactly (not proven optimal), greedy below"
+    return f"top {top} levels exact, not proven, greedy below"
 
 
 def relative_gap(error: float, bound: float) -> float:

@@ -424,3 +424,15 @@ def test_a_hybrid_run_says_in_its_chart_which_levels_are_proven(qtbot, tmp_path)
     assert "levels" not in win.chart.title
     win.display.show_run(hybrid)
     assert expected in win.chart.title
+
+
+def test_the_chart_s_words_for_a_partly_searched_tree():
+    from gui.runs import certified_text
+    hybrid = {"exact_depth": 3, "certified_depth": 3, "chosen_algorithm": "contree"}
+    assert certified_text(hybrid, {"depth": 8}) == \
+        "top 3 levels proven optimal, greedy below"
+    assert certified_text({**hybrid, "certified_depth": 0}, {"depth": 8}) == \
+        "top 3 levels exact, not proven, greedy below"
+    assert certified_text(hybrid, {"depth": 3}) == ""          # searched whole
+    assert certified_text({**hybrid, "chosen_algorithm": "greedy"}, {"depth": 8}) == ""
+    assert certified_text({}, {"depth": 8}) == ""               # any other solver
