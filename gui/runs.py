@@ -271,7 +271,7 @@ def certified_text(stats: dict, params: dict) -> str:
     beyond depth 6) are proven, for the chart's title; '' for a tree searched whole,
     or for the greedy tree kept instead."""
     top = stats.get("exact_depth")
-    if top is None or stats.get("chosen_algorithm") == "greedy" or \
+    if top is None or stats.get("greedy_kept") or \
             int(params.get("depth", top)) <= int(top):
         return ""
     if stats.get("certified_depth"):

@@ -434,5 +434,7 @@ def test_the_chart_s_words_for_a_partly_searched_tree():
     assert certified_text({**hybrid, "certified_depth": 0}, {"depth": 8}) == \
         "top 3 levels exact, not proven, greedy below"
     assert certified_text(hybrid, {"depth": 3}) == ""          # searched whole
-    assert certified_text({**hybrid, "chosen_algorithm": "greedy"}, {"depth": 8}) == ""
+    # the greedy tree kept, by hybrid or by auto running it (auto names itself)
+    kept = {**hybrid, "certified_depth": 0, "greedy_kept": True}
+    assert certified_text({**kept, "chosen_algorithm": "hybrid"}, {"depth": 8}) == ""
     assert certified_text({}, {"depth": 8}) == ""               # any other solver

@@ -22,6 +22,7 @@ from optimal_trees import dataset_from_arrays, random_weights, shared_dataset
 
 from engine.cli import main
 from engine.data.csv_reader import read_table
+from engine.data.dataset import PrepOptions
 from engine.editing import graft, training_error
 from engine.featurize import prepare
 from engine.solvers import get_solver
@@ -243,3 +244,16 @@ def test_graft_replaces_several_nodes_at_once(loans_raw):
     assert grafted.n_leaves == 1 + small.n_leaves and not grafted.edits
     assert grafted.feature[2] == small.feature[0]
     assert graft(tree, {left: None}, "collapsed").edits == ("collapsed",)
+
+
+def test_a_kept_greedy_tree_is_marked_through_auto_too():
+    """When the greedy tree beats the hybrid on the training rows it is the answer,
+    and the stats say so even after `auto` renames the algorithm it ran."""
+    data = prepare(read_table(SAMPLES / "loans.csv"), PrepOptions(depth=8))
+    direct = train(data, "hybrid", {"depth": 6})
+    assert direct.stats["greedy_kept"] and direct.stats["chosen_algorithm"] == "greedy"
+    assert direct.train_error == direct.stats["greedy_error"]
+    through_auto = train(data, "auto", {"depth": 8})
+    assert through_auto.stats["chosen_algorithm"] == "hybrid"
+    assert bool(through_auto.stats.get("greedy_kept")) == \
+        (through_auto.train_error == through_auto.stats["greedy_error"])

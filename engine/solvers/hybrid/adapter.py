@@ -32,7 +32,9 @@ has:
 Nothing is proven about the whole tree (lower bound 0, status `finished`, or
 `time_limit` when the limit cut the exact search short).  `stats["exact_depth"]` is
 the depth searched exactly, `stats["certified_depth"]` the depth proven optimal (0
-when none), and `reason` says so in one sentence.
+when none), `stats["greedy_kept"]` is True when the answer is the greedy tree (`auto`
+replaces `chosen_algorithm` with its own choice, `hybrid`), and `reason` says so in
+one sentence.
 """
 
 from __future__ import annotations
@@ -171,7 +173,8 @@ def _kept(greedy: Result, monitor, status: Status, stats: dict) -> Result:
     """The greedy tree as the answer, with the run's curve and `stats` (its reason)."""
     return replace(greedy, status=status, time_s=monitor.elapsed(),
                    incumbents=list(monitor.incumbents),
-                   stats={**stats, "chosen_algorithm": "greedy", "certified_depth": 0})
+                   stats={**stats, "chosen_algorithm": "greedy", "certified_depth": 0,
+                          "greedy_kept": True})
 
 
 def _stopped(greedy: Result, monitor, depth: int, top: int) -> Result:
