@@ -121,6 +121,11 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
                 result = train(data, algorithm, params, monitor=monitor)
         except OrchardError as error:
             raise ValueError(str(error)) from error
+        return self._adopt(result, labels, algorithm)
+
+    def _adopt(self, result, labels: list[str], algorithm: str):
+        """Take `result` (a training on this estimator's rows, classes `labels` in
+        `classes_`' order) as the fitted model."""
         self.model_ = result.tree
         self.train_error_ = float(result.train_error)
         self.lower_bound_ = float(result.lower_bound)
@@ -420,25 +425,26 @@ def tune(X, y, algorithm: str = "auto", depths=None, min_leaf=None, leaf_cost=No
         options = PrepOptions(target=TARGET,
                               binarize=binarize or default_binarization(algorithm),
                               kinds=_kinds(categorical))
-        start = Monitor(time_limit)
-        try:
-            tuning = Tuner(raw, options, algorithm, grid, params, Plan("kfold", cv,
-                           seed=random_state), time_limit).run(clock=start, refit=False)
-        finally:
-            start.finish()   # (its deadline still tells the final fit what is left)
+        compile_ahead.start(algorithm)   # a first tuning's kernels compile meanwhile
+        # the final fit is the Tuner's: its preparation is never cut by the time limit
+        # (a fit of the returned estimator's own would be, and waste the tuning)
+        tuning = Tuner(raw, options, algorithm, grid, params,
+                       Plan("kfold", cv, seed=random_state), time_limit).run()
     except OrchardError as error:
         raise ValueError(str(error)) from error
     chosen = grid[tuning.chosen]
-    if tuning.note:
-        warnings.warn(tuning.note, UserWarning, stacklevel=2)
+    for warning in [*tuning.data.report.warnings, tuning.note]:
+        if warning:   # an identifier left out; a choice below the majority class
+            warnings.warn(warning, UserWarning, stacklevel=2)
     extra = {k: v for k, v in tuning.params.items() if k != "depth"}
-    left = start.remaining()
-    model = OptimalTreeClassifier(algorithm, max_depth=chosen.depth,
-                                  time_limit=None if left is None else
-                                  max(left, tuning.reserved_s, 1.0),
+    model = OptimalTreeClassifier(algorithm, max_depth=chosen.depth, time_limit=time_limit,
                                   binarize=binarize, params=extra or None,
                                   categorical=categorical)
-    model.fit(X if frame is None else frame, y)
+    validate_data(model, X if frame is None else frame, y,   # the fitted input's facts
+                  dtype=None if frame is not None else "numeric",
+                  ensure_all_finite=False if frame is not None else "allow-nan")
+    model.classes_ = np.unique(y)
+    model._adopt(tuning.result, [class_label(v) for v in model.classes_], algorithm)
     rows = [s.to_dict() for s in tuning.scored]
     for i, row in enumerate(rows):
         row["chosen"], row["best"] = i == tuning.chosen, i == tuning.best

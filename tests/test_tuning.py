@@ -348,3 +348,9 @@ def test_orchard_tune_in_a_notebook_returns_the_chosen_fitted_tree():
     best = table[table["best"]].iloc[0]
     assert row["mean_accuracy"] >= best["mean_accuracy"] - best["standard_error"] - 1e-12
     assert model.predict(X).shape == y.shape and model.score(X, y) > 0.9
+    # the Tuner's final fit is the estimator's: the tree a direct fit of the choice gives
+    direct = orchard.OptimalTreeClassifier(
+        "greedy", max_depth=int(row["depth"]),
+        params={"min_leaf": row["min_leaf"], "leaf_cost": row["leaf_cost"]}).fit(X, y)
+    assert (direct.predict_proba(X) == model.predict_proba(X)).all()
+    assert model.n_features_in_ == 4 and list(model.classes_) == [0, 1, 2]

@@ -9,10 +9,13 @@ builds its form and the CLI parses `--param KEY=VALUE` from that one schema.
 from __future__ import annotations
 
 import math
+import numbers
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
+
+import numpy as np
 
 from engine.errors import ParameterError
 
@@ -66,11 +69,15 @@ class Param:
                                  f"{', '.join(self.choices)}, not '{value}'.")
         if self.kind == "text" and not isinstance(value, str):
             raise ParameterError(f"Parameter '{self.name}' expects text.")
-        if self.kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
+        # (numpy's numbers too: a value read from a DataFrame, e.g. a tuning's table)
+        if self.kind == "int" and (isinstance(value, bool | np.bool_)
+                                   or not isinstance(value, numbers.Integral)):
             raise ParameterError(f"Parameter '{self.name}' expects an integer.")
-        if self.kind == "float" and (isinstance(value, bool)
-                                     or not isinstance(value, int | float)):
+        if self.kind == "float" and (isinstance(value, bool | np.bool_)
+                                     or not isinstance(value, numbers.Real)):
             raise ParameterError(f"Parameter '{self.name}' expects a number.")
+        if isinstance(value, np.generic):   # as Python's own, for JSON and messages
+            value = value.item()
         if self.kind == "float" and not math.isfinite(value):
             raise ParameterError(f"Parameter '{self.name}' must be a finite number, "
                                  f"not {value}.")
