@@ -21,7 +21,7 @@ from engine.data.columns import ColumnKind
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions
 from engine.data.preprocessing import MISSING_POLICIES
-from engine.evaluation import Plan
+from engine.evaluation import CrossValidation, Plan
 from engine.featurize import prepare
 from engine.errors import Interrupted, OrchardError
 from engine.experiments import load_spec, make_backend, run_sweep
@@ -80,6 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--algo", default=None, help="algorithm (default: blossom)")
     fit.add_argument("--depth", type=int, help="maximum depth")
     fit.add_argument("--time-limit", type=float, help="seconds")
+    fit.add_argument("--validate", type=int, default=0, metavar="K",
+                     help="then estimate the accuracy on new rows by K-fold "
+                          "cross-validation (the folds share another --time-limit), "
+                          "beside the most common class and the greedy tree")
     _add_data_flags(fit)
     _add_output_flags(fit)
 
@@ -196,6 +200,9 @@ def fit(args, render_image: Callable | None) -> dict:
         params["depth"] = str(args.depth)
     _check_request(args, render_image)
     get_solver(algorithm).resolve(params)   # a bad parameter is said before reading
+    plan = Plan("kfold", args.validate) if args.validate else None
+    if plan is not None and not 2 <= args.validate <= 100:
+        raise OrchardError("--validate takes a number of folds from 2 to 100.")
     _check_outputs(args)
     compile_ahead.start(algorithm)   # a first run's kernels compile while it reads
     line = StageLine()
@@ -203,11 +210,41 @@ def fit(args, render_image: Callable | None) -> dict:
     previous = signal.signal(signal.SIGINT, lambda *_: monitor.cancel())
     try:
         with on_first_compile(lambda: line.note(COMPILING)):
-            data, options, result = _train(args, algorithm, params, monitor, line.note)
+            data, options, result, raw = _train(args, algorithm, params, monitor,
+                                                line.note, keep_raw=plan is not None)
     finally:
         signal.signal(signal.SIGINT, previous)
         line.close()
-    return _finish(args, algorithm, params, data, options, result, render_image)
+    summary = _finish(args, algorithm, params, data, options, result, render_image)
+    if plan is not None:
+        summary["validation"] = _validate(args, raw, options, algorithm, params, plan)
+    return summary
+
+
+def _validate(args, raw, options, algorithm: str, params: dict, plan: Plan) -> dict:
+    """`fit --validate K`: the tree's expected accuracy on new rows, after its files
+    are written (the folds share a time limit of their own; Ctrl-C ends them, the
+    folds done are kept)."""
+    validation = CrossValidation(raw, options, algorithm, params, plan, baselines=True)
+    line = StageLine()
+    previous = signal.signal(signal.SIGINT, lambda *_: validation.cancel())
+    try:
+        evaluation = validation.run(
+            on_fold=lambda fold, n: line.stage(
+                f"estimating the accuracy on new rows: {fold.fold + 1} of {n} folds "
+                "done", (fold.fold + 1) / n),
+            clock=Monitor(args.time_limit))
+    except OrchardError as exc:   # a fold that cannot be prepared: the tree stands
+        line.note(f"Accuracy on new rows was not estimated: {exc}")
+        return {"plan": plan.to_dict(), "error": str(exc)}
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        line.close()
+    if not args.json:
+        print(evaluation.summary() + evaluation.baselines_text())
+        if evaluation.verdict():
+            print(evaluation.verdict())
+    return evaluation.brief()
 
 
 def _check_request(args, render_image: Callable | None) -> None:
@@ -244,16 +281,19 @@ def _options(args, algorithm: str, depth: int | None) -> PrepOptions:
 
 
 def _train(args, algorithm: str, params: dict, monitor: Monitor,
-           warn: Callable[[str], None] | None = None):
+           warn: Callable[[str], None] | None = None, keep_raw: bool = False):
+    """(prepared data, options, result, the table read when `keep_raw`, else None)."""
     raw = _read(args, monitor)
     options = _options(args, algorithm, get_solver(algorithm).resolve(params)["depth"])
     data = prepare(raw, options, progress=monitor.checkpoint)
-    del raw   # its text cells (3 GB at 3 million rows × 16 columns) are not needed now
+    if not keep_raw:
+        # its text cells (3 GB at 3 million rows × 16 columns) are not needed now
+        raw = None
     warn = warn or (lambda text: print(f"orchard: {text}", file=sys.stderr))
     for warning in data.report.warnings:   # e.g. a target that may be no class
         warn(f"Warning: {warning}")
     result = train(data, algorithm, params, monitor=monitor)
-    return data, options, result
+    return data, options, result, raw
 
 
 def tune(args, render_image: Callable | None) -> dict:

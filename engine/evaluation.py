@@ -40,11 +40,16 @@ from engine.featurize import prepare
 from engine.data.preprocessing import class_label
 from engine.errors import DataError, Interrupted, ParameterError
 from engine.metrics import confusion_matrix, matrix_from_json, matrix_to_json
+from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
 from engine.training import train
 
 METHODS = ("holdout", "kfold")
+
+# How far below a baseline a mean test accuracy must be to be said to lose to it: a
+# tie (the same leaves on a small table) is no loss.
+LOSS_MARGIN = 1e-9
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,11 @@ class FoldResult:
     lower_bound: float = math.nan
     n_leaves: int = 0
     incumbents: list[tuple[float, float]] = field(default_factory=list)  # (t, error)
+    # What the tree is measured against on the same test rows (`baselines`): always
+    # answering the training part's most common class, and the greedy tree of the
+    # same depth on the same features (NaN when not computed).
+    majority_accuracy: float = math.nan
+    greedy_accuracy: float = math.nan
 
     def to_dict(self) -> dict:
         return {"fold": self.fold, "n_train": self.n_train, "n_test": self.n_test,
@@ -105,7 +115,9 @@ class FoldResult:
                 "test_confusion": matrix_to_json(self.test_confusion),
                 "status": self.status.value, "optimal": self.optimal, "time_s": self.time_s,
                 "train_error": self.train_error, "lower_bound": self.lower_bound,
-                "n_leaves": self.n_leaves, "incumbents": [list(x) for x in self.incumbents]}
+                "n_leaves": self.n_leaves, "incumbents": [list(x) for x in self.incumbents],
+                "majority_accuracy": self.majority_accuracy,
+                "greedy_accuracy": self.greedy_accuracy}
 
     @classmethod
     def from_dict(cls, d: dict) -> FoldResult:
@@ -116,7 +128,9 @@ class FoldResult:
                    bool(d["optimal"]), float(d["time_s"]),
                    float(d.get("train_error", math.nan)),
                    float(d.get("lower_bound", math.nan)), int(d.get("n_leaves", 0)),
-                   [(float(t), float(e)) for t, e in d.get("incumbents", [])])
+                   [(float(t), float(e)) for t, e in d.get("incumbents", [])],
+                   float(d.get("majority_accuracy", math.nan)),
+                   float(d.get("greedy_accuracy", math.nan)))
 
 
 @dataclass
@@ -146,6 +160,71 @@ class Evaluation:
     @property
     def mean_train_accuracy(self) -> float:
         return float(np.mean([f.train_accuracy for f in self.folds])) if self.folds else math.nan
+
+    def _mean(self, values: list[float]) -> float:
+        return float(np.mean(values)) if values and not np.isnan(values).any() else math.nan
+
+    @property
+    def mean_majority_accuracy(self) -> float:
+        """Always answering each training part's most common class, on the test rows."""
+        return self._mean([f.majority_accuracy for f in self.folds])
+
+    @property
+    def mean_greedy_accuracy(self) -> float:
+        """The greedy tree of the same depth, on the same splits (NaN: not computed)."""
+        return self._mean([f.greedy_accuracy for f in self.folds])
+
+    def verdict(self) -> str:
+        """One sentence when the tree loses on held-out rows to always answering the
+        most common class (by any margin: such a tree says nothing), or to the greedy
+        tree of the same depth by more than one standard error (a noise-sized gap is
+        no loss), with what to try; '' otherwise (or when nothing was measured)."""
+        if not self.folds:
+            return ""
+        test, majority = self.mean_test_accuracy, self.mean_majority_accuracy
+        greedy = self.mean_greedy_accuracy
+        if test < majority - LOSS_MARGIN:
+            return (f"On held-out rows this tree is right less often than always answering "
+                    f"the most common class ({100 * test:.1f}% against "
+                    f"{100 * majority:.1f}%): lower the depth, raise the least leaf size "
+                    "or let Tune choose them.")
+        if greedy - test > max(self._paired_error(), LOSS_MARGIN):
+            return (f"On held-out rows the greedy tree of the same depth does better, by "
+                    f"more than a standard error ({100 * greedy:.1f}% against "
+                    f"{100 * test:.1f}%): try Greedy, or let Tune choose the depth.")
+        return ""
+
+    def _paired_error(self) -> float:
+        """The standard error of the tree's mean gain over the greedy tree: from the
+        folds' paired differences, or for one split from its test rows (binomial)."""
+        if len(self.folds) > 1:
+            gains = [f.test_accuracy - f.greedy_accuracy for f in self.folds]
+            return float(np.std(gains, ddof=1) / math.sqrt(len(gains)))
+        fold = self.folds[0]
+        share = fold.test_accuracy
+        return math.sqrt(share * (1 - share) / max(fold.n_test, 1))
+
+    def baselines_text(self) -> str:
+        """" (most common class 70.0%, greedy tree 83.1%)", or '' when not scored."""
+        parts = [f"{name} {100 * value:.1f}%" for name, value in (
+            ("most common class", self.mean_majority_accuracy),
+            ("greedy tree of the same depth", self.mean_greedy_accuracy))
+            if not math.isnan(value)]
+        return f" ({', '.join(parts)})" if parts else ""
+
+    def brief(self) -> dict:
+        """The figures a script wants (`orchard fit --validate`'s JSON); NaN as None."""
+        def number(value: float) -> float | None:
+            return None if math.isnan(value) else value
+        return {"plan": self.plan.to_dict(), "complete": self.complete,
+                "folds": len(self.folds), "test_accuracy": number(self.mean_test_accuracy),
+                "test_accuracy_std": self.std_test_accuracy,
+                "per_fold": self.test_accuracies,
+                "majority_accuracy": number(self.mean_majority_accuracy),
+                "greedy_accuracy": number(self.mean_greedy_accuracy),
+                "mean_leaves": (float(np.mean([f.n_leaves for f in self.folds]))
+                                if self.folds else None),
+                "verdict": self.verdict(), "stopped_by": self.stopped_by}
 
     def test_confusion(self) -> np.ndarray:
         """Test confusion matrix summed over the folds (every test row counted once)."""
@@ -260,13 +339,14 @@ class CrossValidation:
 
     def __init__(self, raw: RawTable, options: PrepOptions, algorithm: str,
                  params: dict[str, Any] | None = None, plan: Plan = Plan(),
-                 time_limit: float | None = None):
+                 time_limit: float | None = None, baselines: bool = False):
         plan.check()
         if time_limit is not None and not time_limit > 0:
             raise ParameterError("The time limit must be a positive number of seconds.")
         self.raw, self.options, self.algorithm = raw, options, algorithm
         self.params = dict(params or {})
         self.plan, self.time_limit = plan, time_limit
+        self.baselines = baselines   # each fold also scores the majority and greedy
         self._lock = threading.Lock()
         self._cancelled = False
         self._monitor: Monitor | None = None
@@ -390,7 +470,7 @@ class CrossValidation:
         train_raw = replace(self.raw, frame=train_frame)
         data = prepare(train_raw, self.options, progress=monitor.checkpoint)
         return self.trained(PreparedSplit(fold, data, train_frame, test_frame),
-                            class_names, self.params, monitor)
+                            class_names, self.params, monitor, baselines=self.baselines)
 
     def sampled(self, size: int, clock: Monitor,
                 copies: list[np.ndarray]) -> CrossValidation:
@@ -405,7 +485,8 @@ class CrossValidation:
         _, kept = holdout_split(labels, size / len(rows), self.plan.seed)
         frame = _rows(self.raw.frame, rows[kept], clock, copies)
         return CrossValidation(replace(self.raw, frame=frame), self.options,
-                               self.algorithm, self.params, self.plan, self.time_limit)
+                               self.algorithm, self.params, self.plan, self.time_limit,
+                               self.baselines)
 
     def prepared_splits(self, clock: Monitor,
                         copies: list[np.ndarray]) -> tuple[list[str], list[PreparedSplit]]:
@@ -430,9 +511,11 @@ class CrossValidation:
         return class_names, splits
 
     def trained(self, split: PreparedSplit, class_names: list[str], params: dict,
-                monitor: Monitor, train_accuracy: bool = True) -> FoldResult:
+                monitor: Monitor, train_accuracy: bool = True,
+                baselines: bool = False) -> FoldResult:
         """Train `params` on a prepared split and score it on its raw rows (the
-        training rows too unless `train_accuracy` is False: NaN then)."""
+        training rows too unless `train_accuracy` is False: NaN then); with
+        `baselines`, score the majority class and the greedy tree on its test rows."""
         fold, data = split.fold, split.data
         train_frame, test_frame = split.train_frame, split.test_frame
         result = train(data, self.algorithm, params, monitor=monitor)
@@ -453,16 +536,38 @@ class CrossValidation:
             total = matrix.sum()
             return (float(np.trace(matrix) / total) if total else math.nan), matrix
 
-        test_accuracy, test_matrix = score(test_frame, tree.predict(split.test_features()))
+        test_features = split.test_features()
+        test_accuracy, test_matrix = score(test_frame, tree.predict(test_features))
         train_accuracy, train_matrix = (
             score(train_frame, tree.predict_frame(train_frame)) if train_accuracy
             else (math.nan, np.zeros_like(test_matrix)))
+        majority = greedy = math.nan
+        if baselines:
+            common = np.bincount(data.y, weights=data.w, minlength=data.n_classes).argmax()
+            majority = score(test_frame, np.full(len(test_frame), common))[0]
+            greedy_tree = self._greedy_tree(data, params, monitor)
+            if greedy_tree is not None:
+                greedy = score(test_frame, greedy_tree.predict(test_features))[0]
         return FoldResult(fold, len(train_frame), len(test_frame), train_accuracy,
                           test_accuracy, train_matrix, test_matrix, result.status,
                           bool(result.optimal), float(result.time_s),
                           float(result.train_error), float(result.lower_bound),
                           int(tree.n_leaves),
-                          [(float(t), float(e)) for t, e, _ in result.incumbents])
+                          [(float(t), float(e)) for t, e, _ in result.incumbents],
+                          majority, greedy)
+
+    def _greedy_tree(self, data, params: dict, monitor: Monitor):
+        """The greedy tree of the algorithm's depth on a split's features, the tree an
+        exact one should beat on new rows too (None for greedy itself, or when it
+        could not be grown in the fold's time)."""
+        if self.algorithm == "greedy":
+            return None
+        depth = get_solver(self.algorithm).resolve(params)["depth"]
+        try:
+            result = train(data, "greedy", {"depth": depth}, monitor=monitor.helper())
+        except Interrupted:
+            return None
+        return result.tree if result.status in (Status.OPTIMAL, Status.FINISHED) else None
 
 
 def _rows(frame: pd.DataFrame, positions: np.ndarray, monitor: Monitor,
@@ -483,9 +588,9 @@ def _stop_reason(cancelled: bool, limit: float | None = None, fold: str = "") ->
         return "Testing was stopped."
     if limit is None:
         return (f"The time limit ran out before {fold} could start: raise the time "
-                "limit (testing gets half of it).")
+                "limit (the splits share one).")
     return (f"The time limit left {limit:.2g} s for {fold}, too little to prepare and "
-            "train it: raise the time limit (testing gets half of it).")
+            "train it: raise the time limit (the splits share one).")
 
 
 def evaluate(raw: RawTable, options: PrepOptions, algorithm: str,

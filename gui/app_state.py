@@ -13,7 +13,8 @@ Who may change what:
 - the data controller (`gui.data_controller`) sets the draft's table and its
   preparation (`set_table`, `set_prepared`, `clear_prepared`);
 - the run controller (`gui.run_controller`) adds finished runs with the rows they
-  trained on (`add_run`), the tree editor adds and removes edits;
+  trained on (`add_run`), the validation controller says when a run's accuracy on
+  new rows is attached (`update_run`), the tree editor adds and removes edits;
 - the history and sessions select (`select`), sessions replace the runs (`set_runs`).
 Nothing here imports Qt; `tests/test_app_state.py` checks it alone.
 """
@@ -93,6 +94,7 @@ class AppState:
         self.draft_changed = Event()            # (Draft) a table read or prepared again
         self.runs_changed = Event()             # (list of runs)
         self.selection_changed = Event()        # (RunRecord or None)
+        self.run_updated = Event()              # (RunRecord) its test accuracy arrived
 
     # ------------------------------------------------------------------ draft
     def set_table(self, path: Path | None, raw: RawTable, infos: list) -> None:
@@ -117,6 +119,12 @@ class AppState:
             self._data[run.number] = data
             self._release_old_data()
         self.runs_changed.emit(self.runs)
+
+    def update_run(self, run: RunRecord) -> None:
+        """A listed run's record gained what was computed after it (its accuracy on
+        new rows); a run no longer listed (a session opened since) is let go."""
+        if any(r is run for r in self.runs):
+            self.run_updated.emit(run)
 
     def remove_run(self, number: int) -> None:
         self.runs = [r for r in self.runs if r.number != number]

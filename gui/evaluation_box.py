@@ -1,8 +1,9 @@
-"""The Test accuracy group: none, a hold-out split, or k-fold cross-validation.
+"""The Test accuracy group: k-fold cross-validation (the default), a hold-out split,
+or none.
 
 The tree on display is always trained on every row; when a plan is chosen, the
-run then re-trains on the splits (`engine.evaluation`) to estimate how well trees
-grown this way predict rows they have not seen.
+run's splits are then re-trained in the background (`gui.validation_controller`)
+to estimate how well trees grown this way predict rows they have not seen.
 """
 
 from __future__ import annotations
@@ -33,8 +34,10 @@ class EvaluationBox(QGroupBox):
             self.method_combo.addItem(text, method)
         self.method_combo.setToolTip(
             "After training on all rows, train again on part of the data and test on the "
-            "rest (binarisation is re-fitted on the training part only). Each split uses "
-            "the same algorithm, settings and time limit.")
+            "rest (binarisation is re-fitted on the training part only), in the "
+            "background: the tree is shown at once. The splits use the same algorithm "
+            "and settings and share the run's time limit; each also scores the most "
+            "common class and the greedy tree of the same depth.")
         form.addRow(self.method_combo)
         self.holdout_spin = QSpinBox(self)
         self.holdout_spin.setRange(5, 50)
@@ -55,7 +58,7 @@ class EvaluationBox(QGroupBox):
         for widget in (self.method_combo, self.holdout_spin, self.folds_spin, self.seed_spin):
             signal = getattr(widget, "currentIndexChanged", None) or widget.valueChanged
             signal.connect(self._changed)
-        self._changed()
+        self.set_plan(Plan())   # every run says how it does on new rows
 
     def _changed(self) -> None:
         method = self.method_combo.currentData()

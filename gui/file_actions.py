@@ -205,6 +205,7 @@ class FileActions(QObject):
         win.algo_panel.apply_settings(session.algorithm_settings)
         win.evaluation_box.apply_settings(session.evaluation)
         win.editor.forget()
+        win.validator.stop()   # its run is no longer listed
         self.state.set_runs(session.runs)
         if session.runs:
             win.show_run(session.runs[-1], switch_tab=False)

@@ -7,7 +7,7 @@ and Run / Stop) beside four tabs, Data (column settings and the raw preview), Tr
 and Evaluation, over one application state (`gui.app_state.AppState`: the draft,
 the runs, the selected run).  The work lives in controllers over plain functions:
 `DataController` reads and prepares the draft, `RunController` runs it,
-`FileActions` exports and keeps sessions, `TreeAnalysis` and `TreeEditor` answer
+`ValidationController` then estimates its accuracy on new rows, `FileActions` exports and keeps sessions, `TreeAnalysis` and `TreeEditor` answer
 clicks on the tree.  Every view renders the selected run from what that run owns
 (its file, settings, rows, model, figures and curve), and says which run it is.
 
@@ -47,10 +47,11 @@ from gui.file_actions import EXPORT_KINDS, EXPORT_WRITERS, FileActions
 from gui.models import is_model
 from gui.results_panel import ResultsPanel
 from gui.run_controller import RunController
+from gui.validation_controller import ValidationController
 from gui.run_display import RunDisplay
 from gui.runs import RunRecord, status_text
 from gui.session import SUFFIX as SESSION_SUFFIX
-from gui.side_panel import SidePanel
+from gui.side_panel import STOP_ESTIMATE_TIP, STOP_TIP, SidePanel
 from gui.status_bar import RunFigures
 from gui.tree_analysis import TreeAnalysis
 from gui.tree_editing import TreeEditor
@@ -100,6 +101,7 @@ class MainWindow(QMainWindow):
         self.columns = ColumnsModel(self)
         self.data = DataController(self, self.state)
         self.runner = RunController(self, self.state)
+        self.validator = ValidationController(self, self.state)
         self.files = FileActions(self, self.state)
         self.editor = TreeEditor(self.state.take_number, self)
         self.analysis = TreeAnalysis(self, TAB_DATA)
@@ -249,6 +251,9 @@ class MainWindow(QMainWindow):
         display = self.display
         state.selection_changed.connect(lambda run: display.refresh_evaluation())
         state.runs_changed.connect(display.runs_changed)
+        state.run_updated.connect(display.run_estimated)
+        self.validator.progressed.connect(display.run_updated)
+        self.validator.busy_changed.connect(self.update_controls)
         state.draft_changed.connect(lambda draft: display.show_header())
         data.busy_changed.connect(self.update_controls)
         data.loaded.connect(self._loaded)
@@ -343,9 +348,12 @@ class MainWindow(QMainWindow):
         self.run_button.setEnabled(can_run)
         self.run_action.setEnabled(can_run)
         stoppable = running or self.loading or self.data.prep_worker is not None \
-            or self.runner.queued
+            or self.runner.queued or self.validator.busy
         self.stop_button.setEnabled(stoppable)
         self.stop_action.setEnabled(stoppable)
+        self.stop_button.setToolTip(
+            STOP_ESTIMATE_TIP if self.validator.busy and not (
+                running or self.loading or self.runner.queued) else STOP_TIP)
         self.results.set_running(running)
         for a in (self.export_action, self.export_image_action, *self.export_actions.values()):
             a.setEnabled(has_model)
@@ -497,6 +505,7 @@ class MainWindow(QMainWindow):
         self._closing = True
         self.hide()
         self.runner.close()
+        self.validator.close()
         self.data.timer.stop()
         workers = [w for w in (self.runner.worker, *self.data.workers, self._warmup_worker)
                    if w is not None]

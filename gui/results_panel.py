@@ -45,6 +45,7 @@ from gui.models import is_model, kind_name, size_text
 from gui.runs import RunRecord
 
 HINT_COLOUR = "#505863"
+LOSS_COLOUR = "#b42318"   # a tree losing to a baseline on held-out rows
 
 
 def percent(value: float | None) -> str:
@@ -136,6 +137,12 @@ class HistoryModel(QAbstractTableModel):
         self.beginResetModel()
         self.runs = list(runs)
         self.endResetModel()
+
+    def refresh(self, number: int) -> None:
+        row = self.row_of(number)
+        if row >= 0:
+            self.dataChanged.emit(self.index(row, 0),
+                                  self.index(row, len(HISTORY_COLUMNS) - 1))
 
     def rowCount(self, parent=_ROOT) -> int:
         return 0 if parent.isValid() else len(self.runs)
@@ -344,6 +351,10 @@ class ResultsPanel(QWidget):
     def set_runs(self, runs: list[RunRecord]) -> None:
         self.history.set_runs(runs)
 
+    def refresh_run(self, number: int) -> None:
+        """Run `number`'s row shows its record as it is now (its test accuracy came)."""
+        self.history.refresh(number)
+
     @property
     def runs(self) -> list[RunRecord]:
         return list(self.history.runs)
@@ -442,14 +453,22 @@ class ResultsPanel(QWidget):
             rows.append(("Class weights", str(weights)))
         if run.evaluation is not None:
             ev = run.evaluation
-            rows.append(("Test accuracy", html.escape(ev.summary())))
+            verdict = ev.verdict()
+            rows.append(("Test accuracy", html.escape(ev.summary()) + (
+                f"<br><b style='color:{LOSS_COLOUR}'>{html.escape(verdict)}</b>"
+                if verdict else "")))
             if ev.folds:
                 rows.append(("Test balanced accuracy",
                              percent(matrix_balanced_accuracy(ev.test_confusion()))))
             if len(ev.folds) > 1:
                 rows.append(("Per fold", ", ".join(percent(a) for a in ev.test_accuracies)))
+            for name, value in (("Most common class, same rows", ev.mean_majority_accuracy),
+                                ("Greedy tree, same depth and rows",
+                                 ev.mean_greedy_accuracy)):
+                if ev.folds and not math.isnan(value):
+                    rows.append((name, percent(value)))
         elif fold_text:
-            rows.append(("Test accuracy", fold_text))
+            rows.append(("Test accuracy", html.escape(fold_text)))
         if is_model(tree):
             rows.append((kind_name(tree), size_text(tree)))
         rows.append(("Data", (f"{run.dataset_name or 'file not recorded'}: "

@@ -16,6 +16,7 @@ from engine.data.features import format_count
 from engine.evaluation import CrossValidation
 from engine.solvers import compile_ahead, get_solver
 from engine.solvers.monitor import Monitor
+from engine.solvers.protocol import Status
 from gui.app_state import AppState
 from gui.data_tasks import StageRelay
 from gui.models import is_model, size_text
@@ -54,6 +55,7 @@ def result_text(run: RunRecord) -> str:
     parts = [f"{run.label}: {errors_text(run)}", f"accuracy {100 * run.train_accuracy:.1f}%"]
     if run.evaluation is not None:
         parts.append(run.evaluation.summary())
+        parts.append(run.evaluation.verdict())
     if run.leaf_penalty:   # what the search minimised, and its bound
         parts.append(f"errors + cost per leaf {format_count(run.objective)}"
                      + (f" (lower bound {format_count(run.lower_bound)})"
@@ -63,7 +65,7 @@ def result_text(run: RunRecord) -> str:
     parts += [run.status_text, f"{run.time_s:.2f} s", size_text(run.tree)]
     if run.message:   # a non-answer, explained with what to try
         parts.append(run.message)
-    return " · ".join(parts)
+    return " · ".join(filter(None, parts))
 
 
 class RunController(QObject):
@@ -79,7 +81,6 @@ class RunController(QObject):
         self._context: dict | None = None
         self._pending = None         # the newest live tree, drawn at the next redraw
         self._live_figures = None    # (error, bound) of the newest live tree
-        self._testing = False
         self._ticks = 0
         self._redraw = QTimer(self, singleShot=True, interval=LIVE_REDRAW_MS)
         self._redraw.timeout.connect(self._draw_pending)
@@ -121,20 +122,15 @@ class RunController(QObject):
         try:
             get_solver(algorithm).resolve(params)
             validation = (CrossValidation(draft.raw, draft.prep.options, algorithm, params,
-                                          plan, time_limit) if plan is not None else None)
+                                          plan, baselines=True)
+                          if plan is not None else None)
         except Exception as exc:  # noqa: BLE001 - a parameter problem, shown to the user
             win.show_error(error_message(exc))
             return
         compile_ahead.start(algorithm)   # unless the warm-up has compiled it already
         monitor = Monitor(time_limit)
-
-        def cancel() -> None:
-            monitor.cancel()
-            if validation is not None:
-                validation.cancel()
-
-        worker = Worker(run_task, rows.dataset, algorithm, params, monitor, validation,
-                        on_cancel=cancel, name="orchard-train", report_arg="report")
+        worker = Worker(run_task, rows.dataset, algorithm, params, monitor,
+                        on_cancel=monitor.cancel, name="orchard-train")
         monitor.on_incumbent = lambda tree, t, error, bound: worker.report(
             ("incumbent", tree, float(t), float(error), float(bound)))
         monitor.on_progress = StageRelay(worker.report)
@@ -145,12 +141,16 @@ class RunController(QObject):
         self.monitor, self.worker = monitor, worker
         # The run's number is the next one; a failed run spends it too.
         number = self.state.take_number()
+        # one search at a time on the machine: an earlier run's estimate stops here
+        win.validator.stop(f"Stopped when run #{number} started: select that run and "
+                           "run it again to estimate it.")
         title = get_solver(algorithm).title
         name = draft.path.name if draft.path else ""
         label = f"#{number} {title}" + (f" on {name}" if name else "")
         self._context = {"rows": rows, "algorithm": algorithm, "params": dict(params),
-                         "time_limit": time_limit, "number": number, "label": label}
-        self._pending, self._live_figures, self._testing = None, None, False
+                         "time_limit": time_limit, "number": number, "label": label,
+                         "validation": validation}
+        self._pending, self._live_figures = None, None
         win.display.show_live_run(label, f"{label}, depth {params.get('depth', '—')}",
                                   rows.dataset.class_weights,
                                   objective=bool(params.get("leaf_cost")))
@@ -159,8 +159,9 @@ class RunController(QObject):
         self._tick_timer.start()
 
     def stop(self) -> None:
-        """Ask the running solver to stop (it returns the best tree found so far), or
-        call off a run waiting for the data."""
+        """Ask the running solver to stop (it returns the best tree found so far),
+        call off a run waiting for the data, or stop estimating the accuracy on new
+        rows of the run that ended last."""
         if self.queued:
             self.queued = False
             self.win.set_status("The run waiting for the data was called off.")
@@ -168,6 +169,8 @@ class RunController(QObject):
         if self.worker is not None:
             self.win.set_status("Stopping…")
             self.worker.cancel()
+        elif self.win.validator.busy:
+            self.win.validator.stop()
 
     # ------------------------------------------------------------- live view
     def _progress(self, payload) -> None:
@@ -193,19 +196,10 @@ class RunController(QObject):
         elif kind == "stage" and self._live_figures is None:
             # before the first tree: the solver's set-up, e.g. grouping 2 million rows
             win.set_status(f"Running {label}… {payload[1]}")
-        elif kind == "phase":
-            self._testing = True
-            self._tick()   # the curve's final state before testing starts
-            win.figures.labels["status"].setText("testing")
-            win.set_status(payload[1])
-        elif kind == "fold":
-            _, fold, n = payload
-            win.set_status(f"Testing: split {fold.fold + 1} of {n} done, test accuracy "
-                           f"{100 * fold.test_accuracy:.1f}%")
 
     def _tick(self) -> None:
         monitor, win = self.monitor, self.win
-        if monitor is None or win.closing or self._testing:
+        if monitor is None or win.closing:
             return
         elapsed = monitor.elapsed()
         win.figures.set_elapsed(elapsed)
@@ -229,9 +223,17 @@ class RunController(QObject):
             context["number"], outcome, rows.dataset, context["algorithm"],
             context["params"], rows.settings, context["time_limit"],
             data_path=str(rows.path.resolve()) if rows.path else None)
+        validation = context["validation"]
+        stopped = outcome.result.status == Status.CANCELLED
+        if validation is not None and is_model(record.tree) and stopped:
+            record.message = " ".join(filter(None, (
+                record.message, "Accuracy on new rows was not estimated: the run was "
+                "stopped; run it again to estimate it.")))
         self.state.add_run(record, rows)
         self.win.show_run(record, switch_tab=False)   # its row selected, the status names it
         self.win.settle_heap()
+        if validation is not None and is_model(record.tree) and not stopped:
+            self.win.validator.start(record, validation, context["time_limit"])
         self.ended.emit(outcome.result)
 
     def _failed(self, message: str = "") -> None:
@@ -248,7 +250,6 @@ class RunController(QObject):
         self._redraw.stop()
         context = self._context
         self._pending, self.worker, self.monitor, self._context = None, None, None, None
-        self._testing = False
         self.busy_changed.emit()
         return context
 

@@ -66,7 +66,7 @@ class RunDisplay(QObject):
         """`run`'s tree (or why it has none), header, Results summary, figures and
         status line."""
         self.state.select(run)
-        self.win.results.show_run(run)
+        self.win.results.show_run(run, self.win.validator.progress(run))
         self.win.view.row_factors = run.class_factors
         if is_model(run.tree):
             self.show_tree(run.tree)
@@ -74,7 +74,7 @@ class RunDisplay(QObject):
             self.win.tree = None
             self.win.view.show_message(no_tree_text(run.label, run.status))
         self.show_header()
-        self.win.figures.show_run(run)
+        self.win.figures.show_run(run, self.win.validator.progress(run))
         self.win.set_status(result_text(run))
         self.refresh_evaluation()
         self.win.update_controls()
@@ -155,6 +155,21 @@ class RunDisplay(QObject):
         shown = self.win.results.runs
         if len(shown) != len(runs) or any(a is not b for a, b in zip(shown, runs)):
             self.win.results.set_runs(runs)
+
+    def run_estimated(self, run: RunRecord) -> None:
+        """`run`'s accuracy on new rows arrived: shown, and not yet in a saved session."""
+        self.win.unsaved = True
+        self.run_updated(run)
+
+    def run_updated(self, run: RunRecord) -> None:
+        """`run`'s accuracy on new rows moved on (a split done) or arrived: its history
+        row, and, when it is the selected run and nothing runs, its summary, figures
+        and status line."""
+        self.win.results.refresh_run(run.number)
+        if run is self.win.current_run and not self.win.running:
+            self.win.results.show_run(run, self.win.validator.progress(run))
+            self.win.figures.show_run(run, self.win.validator.progress(run))
+            self.win.set_status(result_text(run))
 
     def refresh_evaluation(self) -> None:
         """The Evaluation tab scores the selected run on its own training rows, when

@@ -1,9 +1,9 @@
 """One training run: the task a worker executes, and the record the session keeps.
 
-`run_task` trains on all rows (the live run), computes the training confusion
-matrix, then, when a test plan was chosen and the user did not stop the run,
-re-trains on the plan's splits (`engine.evaluation`).  No Qt here: it runs in a
-worker thread and reports through a plain callback.
+`run_task` trains on all rows (the live run) and computes the training confusion
+matrix.  No Qt here: it runs in a worker thread.  The run's accuracy on new rows
+is estimated after it, in the background (`gui.validation_controller`), and
+attached to its record (`RunRecord.evaluation`) when ready.
 
 `RunRecord` is what the results panel lists and a session file stores: settings,
 figures, the anytime curve and the model itself (as its JSON document).
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ import numpy as np
 
 from engine.data.dataset import Dataset
 from engine.editing import training_confusion, training_error
-from engine.evaluation import CrossValidation, Evaluation
+from engine.evaluation import Evaluation
 from engine.metrics import confusion_matrix, matrix_from_json, matrix_to_json
 from engine.model import model_from_dict
 from engine.solvers import get_solver
@@ -51,41 +50,22 @@ def status_text(status: Status | str) -> str:
         return "edited by hand" if status == EDITED else str(status)
 
 
-# Of a run's time limit, what its training fit gets when test splits follow.
-TRAINING_SHARE = 0.5
-
-
 @dataclass
 class RunOutcome:
     result: Result
     train_confusion: np.ndarray
-    evaluation: Evaluation | None
 
 
-def run_task(data: Dataset, algorithm: str, params: dict[str, Any], monitor: Monitor,
-             validation: CrossValidation | None = None,
-             report: Callable[[object], None] | None = None) -> RunOutcome:
-    """Train on `data`, then (unless stopped) run `validation`; see the module doc.
-
-    `monitor`'s time limit covers the whole run: with a test plan, the training fit
-    (the tree the user sees) gets half of it and the splits share the other half.
-    """
-    with monitor.share(TRAINING_SHARE if validation is not None else 1.0):
-        result = train(data, algorithm, params, monitor=monitor)
+def run_task(data: Dataset, algorithm: str, params: dict[str, Any],
+             monitor: Monitor) -> RunOutcome:
+    """Train on `data` (the whole time limit is the search's) and compute the
+    training confusion matrix; see the module doc."""
+    result = train(data, algorithm, params, monitor=monitor)
     matrix = np.zeros((data.n_classes, data.n_classes))
     if result.tree is not None and hasattr(result.tree, "predict") and data.n_rows:
         matrix = confusion_matrix(data.y, result.tree.predict(data.X), data.n_classes,
                                   data.w)
-    evaluation = None
-    stopped = result.status == Status.CANCELLED or (validation is not None
-                                                     and validation.cancelled)
-    if validation is not None and not stopped:
-        if report is not None:
-            report(("phase", f"Testing: {validation.plan.describe()}…"))
-        evaluation = validation.run(
-            on_fold=(lambda fold, n: report(("fold", fold, n))) if report else None,
-            clock=monitor)
-    return RunOutcome(result, matrix, evaluation)
+    return RunOutcome(result, matrix)
 
 
 @dataclass
@@ -149,7 +129,7 @@ class RunRecord:
                    float(result.train_error), float(result.lower_bound),
                    bool(result.optimal), Status(result.status).value, float(result.time_s),
                    [tuple(map(float, x)) for x in result.incumbents], result.tree,
-                   outcome.train_confusion, outcome.evaluation, time_limit,
+                   outcome.train_confusion, None, time_limit,
                    data_path=data_path, data_name=name,
                    chosen=str(result.stats.get("chosen_algorithm", "")),
                    reason=str(result.stats.get("reason", "")),

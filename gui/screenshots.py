@@ -65,7 +65,8 @@ def _run(app, window, algorithm: str, depth: int) -> None:
     ended = []
     window.run_ended.connect(ended.append)
     window.run_button.click()
-    _wait(app, lambda: bool(ended) and not window.view.is_building)
+    _wait(app, lambda: bool(ended) and not window.view.is_building
+          and not window.validator.busy)   # its accuracy on new rows shown too
     window.run_ended.disconnect()
 
 
@@ -158,8 +159,6 @@ def take(folder: Path, size: str = DEFAULT_SIZE) -> list[Path]:
 
     # 3. finished tree: readable depth 3, a path highlighted as under the mouse
     _run(app, window, "greedy", 3)
-    box = window.evaluation_box   # the last run also estimates its test accuracy
-    box.method_combo.setCurrentIndex(box.method_combo.findData("kfold"))
     _run(app, window, "blossom", 3)
     window.tabs.setCurrentIndex(TAB_TREE)
     scene = window.view.tree_scene()

@@ -27,6 +27,9 @@ from gui.data_panel import DataPanel
 from gui.evaluation_box import EvaluationBox
 
 HINT_COLOUR = "#505863"
+STOP_TIP = "Stop the search and keep the best tree found (Esc)."
+STOP_ESTIMATE_TIP = ("Stop estimating the last run's accuracy on new rows (the folds done "
+                     "are kept) (Esc).")
 PANEL_MIN_WIDTH, PANEL_MAX_WIDTH = 330, 460
 
 
@@ -108,7 +111,7 @@ class SidePanel(QWidget):
         self.run_button.setToolTip("Train the chosen algorithm on the prepared data "
                                    "(Ctrl+R).")
         self.stop_button = QPushButton("■  Stop", self.run_bar)
-        self.stop_button.setToolTip("Stop the search and keep the best tree found (Esc).")
+        self.stop_button.setToolTip(STOP_TIP)
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.stop_button)
         bar.addLayout(buttons)

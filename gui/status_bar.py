@@ -1,5 +1,6 @@
 """The run figures at the right of the status bar: status, elapsed time, error,
-lower bound, gap and whether the tree is proven optimal; plus the JIT warm-up state.
+lower bound, gap, whether the tree is proven optimal and its accuracy on new rows;
+plus the JIT warm-up state.
 
 The message area at the left (`QStatusBar` itself) says what just happened.
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QWidget
 
 from engine.data.features import format_count
-from gui.results_panel import errors_text, weighted
+from gui.results_panel import LOSS_COLOUR, errors_text, weighted
 from gui.runs import RunRecord, relative_gap
 
 MUTED = "color: #505863;"
@@ -20,7 +21,11 @@ TIPS = {"warmup": ("Numba compiles the solvers' kernels once, in the background,
         "error": "Training error of the best tree so far (rows).",
         "bound": "Proven lower bound on the optimal training error.",
         "gap": "(error - lower bound) / error: 0% means optimal.",
-        "optimal": "Whether the tree is proven optimal for this depth."}
+        "optimal": "Whether the tree is proven optimal for this depth.",
+        "new_rows": ("Expected accuracy on rows the tree has not seen: the run's test "
+                     "plan (5-fold cross-validation by default) re-trains on part of "
+                     "the rows and tests on the rest, in the background after the "
+                     "run.")}
 
 
 class RunFigures(QWidget):
@@ -62,12 +67,14 @@ class RunFigures(QWidget):
             text = f"{seconds:.2f} s" if seconds < 1 else f"{seconds:.1f} s"
         self.labels["elapsed"].setText(text)
 
-    def show_run(self, run: RunRecord) -> None:
-        """A finished run's figures.  With class weights its error and bound are
+    def show_run(self, run: RunRecord, progress: str = "") -> None:
+        """A finished run's figures, with its accuracy on new rows (or `progress`,
+        while it is estimated).  With class weights its error and bound are
         weights, not rows: the labels say "weighted" and the error's tooltip gives the
         number of rows beside the weights."""
         self.set_figures(run.status_text, run.time_s, run.objective, run.lower_bound,
                          run.optimal, objective=run.leaf_penalty > 0)
+        self.show_new_rows(run, progress)
         if weighted(run):
             for key in ("error", "bound"):
                 self.labels[key].setText("weighted " + self.labels[key].text())
@@ -97,3 +104,24 @@ class RunFigures(QWidget):
                                        ("optimal: yes" if optimal else "optimal: no"))
         self.labels["optimal"].setStyleSheet("color: #1a7f37; font-weight: bold;"
                                              if optimal else "")
+        self.show_new_rows(None)
+
+    def show_new_rows(self, run: RunRecord | None, progress: str = "") -> None:
+        """Test accuracy beside the training figures: "new rows 84.2%", red with the
+        reason in the tooltip when the tree loses to a baseline on held-out rows."""
+        label, evaluation = self.labels["new_rows"], run and run.evaluation
+        label.setStyleSheet("")
+        label.setToolTip(TIPS["new_rows"])
+        if progress:
+            label.setText("new rows …")
+            label.setToolTip(progress)
+        elif evaluation is None or not evaluation.folds:
+            label.setText("new rows —")
+            if evaluation is not None:
+                label.setToolTip(evaluation.summary())
+        else:
+            label.setText(f"new rows {100 * evaluation.mean_test_accuracy:.1f}%")
+            verdict = evaluation.verdict()
+            label.setToolTip(verdict or evaluation.summary())
+            if verdict:
+                label.setStyleSheet(f"color: {LOSS_COLOUR}; font-weight: bold;")

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engine.cli import main
@@ -74,6 +75,41 @@ def test_predict_without_target_column_and_csv_output(capsys, tmp_path):
     assert (tmp_path / "p.csv").read_text().split() == ["play", "no", "yes"]
 
 
+def test_fit_validate_estimates_new_rows_beside_the_baselines(capsys):
+    """`--validate K`: the folds are `engine.evaluation`'s, and each scores the most
+    common class and the greedy tree of the same depth on the same rows."""
+    from engine.data.csv_reader import read_table
+    from engine.data.dataset import PrepOptions
+    from engine.evaluation import Plan, evaluate
+
+    summary = run_json(capsys, "fit", SAMPLES / "loans.csv", "--algo", "blossom",
+                       "--depth", 2, "--binarize", "quantile:4", "--validate", 4)
+    validation = summary["validation"]
+    expected = evaluate(read_table(SAMPLES / "loans.csv"),
+                        PrepOptions(binarize="quantile:4"), "blossom", {"depth": 2},
+                        Plan("kfold", 4))
+    assert validation["complete"] and validation["folds"] == 4
+    assert validation["per_fold"] == pytest.approx(expected.test_accuracies)
+    assert 0.5 < validation["majority_accuracy"] < validation["greedy_accuracy"] <= 1
+    # on these four folds the greedy tree does better by less than a standard error:
+    # no loss is claimed (tests/test_evaluation.py checks the rule itself)
+    assert validation["test_accuracy"] < validation["greedy_accuracy"]
+    assert validation["verdict"] == ""
+
+
+def test_fit_validate_says_when_the_tree_loses_to_the_majority_class(capsys, tmp_path):
+    rng = np.random.default_rng(3)   # classes that no column predicts: deep trees memorise
+    frame = np.column_stack([rng.integers(0, 4, (400, 6)), rng.random(400) < 0.8])
+    path = tmp_path / "noise.csv"
+    path.write_text("a,b,c,d,e,f,class\n" + "".join(
+        ",".join(map(str, row[:6])) + f",{'yes' if row[6] else 'no'}\n" for row in frame))
+    assert main(["fit", str(path), "--algo", "greedy", "--depth", "6", "--validate",
+                 "5"]) == 0
+    out = capsys.readouterr().out
+    assert "5-fold cross-validation: test accuracy" in out
+    assert "right less often than always answering the most common class" in out
+
+
 def test_params_and_defaults(capsys):
     summary = run_json(capsys, "fit", SAMPLES / "loans.csv", "--algo", "greedy",
                        "--param", "min_leaf=50", "--param", "depth=2")
@@ -118,6 +154,7 @@ BAD_ARGS = {
     "negative_depth": lambda p, s: ["fit", s, "--algo", "greedy", "--depth", "-1"],
     "bad_binarize": lambda p, s: ["fit", s, "--binarize", "deciles"],
     "bad_time_limit": lambda p, s: ["fit", s, "--time-limit", "0"],
+    "one_fold": lambda p, s: ["fit", s, "--validate", "1"],
     "unknown_target": lambda p, s: ["fit", s, "--target", "nope"],
     "bad_image_type": lambda p, s: ["fit", s, "--image", "tree.gif"],
     "unknown_flag": lambda p, s: ["fit", s, "--colour", "red"],

@@ -142,6 +142,60 @@ def test_holdout_scores_match_a_manual_computation():
     assert result.summary().startswith("hold-out 30%: test accuracy")
 
 
+def test_baselines_match_a_manual_computation():
+    """With `baselines`, a split also scores always answering its training part's most
+    common class and the greedy tree of the algorithm's depth, on its test rows."""
+    raw = read_table(SAMPLES / "loans.csv")
+    options = PrepOptions(binarize="quantile:5")
+    plan = Plan("holdout", test_size=0.3, seed=7)
+    cv = CrossValidation(raw, options, "blossom", {"depth": 2}, plan, baselines=True)
+    rows, _, [(train_pos, test_pos)] = cv.splits()
+    fold = cv.run().folds[0]
+    train_frame = raw.frame.iloc[rows[train_pos]]
+    test_frame = raw.frame.iloc[rows[test_pos]]
+    data = prepare(replace(raw, frame=train_frame), options)
+    truth = data.prep.labels(test_frame[data.prep.target])
+    common = np.bincount(data.y, minlength=data.n_classes).argmax()
+    assert fold.majority_accuracy == pytest.approx(float((truth == common).mean()))
+    greedy = train(data, "greedy", {"depth": 2}).tree
+    assert fold.greedy_accuracy == pytest.approx(
+        float((truth == greedy.predict_frame(test_frame)).mean()))
+    # and round-trip through a session; sessions from before read back as unknown
+    again = evaluation_module.FoldResult.from_dict(fold.to_dict())
+    assert again.greedy_accuracy == fold.greedy_accuracy
+    old = {k: v for k, v in fold.to_dict().items() if not k.endswith("_accuracy")
+           or k in ("train_accuracy", "test_accuracy")}
+    assert math.isnan(evaluation_module.FoldResult.from_dict(old).majority_accuracy)
+    # greedy is not measured against itself; without baselines nothing is scored
+    own = CrossValidation(raw, options, "greedy", {"depth": 2}, plan, baselines=True)
+    assert math.isnan(own.run().mean_greedy_accuracy)
+    assert math.isnan(CrossValidation(raw, options, "blossom", {"depth": 2},
+                                      plan).run().mean_majority_accuracy)
+
+
+def test_the_verdict_names_the_baseline_a_tree_loses_to():
+    def ev(tests, majority, greedies):
+        folds = [evaluation_module.FoldResult(
+            i, 80, 20, 1.0, test, np.eye(2), np.eye(2), evaluation_module.Status.OPTIMAL,
+            True, 0.1, majority_accuracy=majority, greedy_accuracy=greedy)
+            for i, (test, greedy) in enumerate(zip(tests, greedies))]
+        return Evaluation(Plan(), ["a", "b"], folds)
+    # below the most common class by any margin
+    assert "most common class (69.0% against 70.0%)" in \
+        ev([0.69, 0.69], 0.7, [0.5, 0.5]).verdict()
+    # below the greedy tree on every fold: more than a standard error
+    assert "greedy tree of the same depth does better, by more than a standard error " \
+        "(80.0% against 75.0%)" in ev([0.74, 0.76], 0.7, [0.79, 0.81]).verdict()
+    # a gap of noise's size is no loss: paired differences -0.05 and +0.04
+    assert ev([0.75, 0.84], 0.7, [0.80, 0.80]).verdict() == ""
+    assert ev([0.8], 0.7, [0.8]).verdict() == "" == ev([0.8], 0.7, [math.nan]).verdict()
+    # one split: a binomial standard error on its 20 test rows (about 9 points)
+    assert ev([0.75], 0.7, [0.8]).verdict() == ""
+    assert "greedy tree" in ev([0.6], 0.5, [0.8]).verdict()
+    assert ev([0.8, 0.8], 0.7, [0.75, 0.75]).baselines_text() == \
+        " (most common class 70.0%, greedy tree of the same depth 75.0%)"
+
+
 def test_kfold_confusion_counts_every_row_once():
     raw = table(90, seed=2)
     options = PrepOptions(target="y", ignore=("id",))

@@ -8,7 +8,13 @@ import re
 import numpy as np
 from PySide6.QtCore import Qt
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
-from test_gui_support import LOANS, isolated_settings, open_window, run_and_wait  # noqa: F401
+from test_gui_support import (  # noqa: F401
+    LOANS,
+    isolated_settings,
+    open_window,
+    run_and_validate,
+    run_and_wait,
+)
 
 from engine.data.csv_reader import read_table
 from engine.importance import class_probabilities
@@ -90,7 +96,7 @@ def test_training_and_test_balanced_accuracy_are_reported(qtbot):
     win.depth_spin.setValue(2)
     box = win.evaluation_box
     box.method_combo.setCurrentIndex(box.method_combo.findData("kfold"))
-    run_and_wait(qtbot, win)
+    run_and_validate(qtbot, win)
     run = win.current_run
     data, tree = win.dataset, win.tree
     train_score = balanced_accuracy_score(data.y, tree.predict(data.X),

@@ -55,6 +55,7 @@ def test_a_499_class_cross_validation_renders_without_blocking(qtbot, many_class
     started = time.monotonic()
     with qtbot.waitSignal(win.run_ended, timeout=120_000):
         win.run_button.click()
+    qtbot.waitUntil(lambda: not win.validator.busy, timeout=120_000)
     run = win.results.runs[-1]
     win.results.show_run(run)          # what a click in the history does
     win.tabs.setCurrentWidget(win.results)

@@ -77,6 +77,9 @@ def test_a_time_limit_covers_the_test_folds_preparation(qtbot, big_csv):
     assert ticks.count >= elapsed / 0.2   # never blocked for long
     result = ended.args[0]
     assert result is not None and result.tree is not None
+    # the folds then share a time limit of their own, in the background
+    qtbot.waitUntil(lambda: not win.validator.busy, timeout=LOAD_TIMEOUT)
+    assert time.monotonic() - pressed < 2 * (2 + 1.0)
     run = win.results.runs[-1]
     assert run.evaluation is not None and not run.evaluation.complete
     assert "raise the time limit" in run.evaluation.summary()

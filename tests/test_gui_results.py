@@ -4,6 +4,7 @@ history, exports (written and read back), and saved / reopened sessions."""
 import json
 import math
 import sqlite3
+import threading
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -16,6 +17,8 @@ from test_gui_support import (  # noqa: F401
     isolated_settings,
     open_window,
     ready,
+    RUN_TIMEOUT,
+    run_and_validate,
     run_and_wait,
     write_people_csv,
 )
@@ -47,7 +50,7 @@ def test_cross_validation_results_and_confusion_matrices(qtbot):
     box.method_combo.setCurrentIndex(box.method_combo.findData("kfold"))
     box.folds_spin.setValue(4)
     box.seed_spin.setValue(3)
-    run_and_wait(qtbot, win)
+    run_and_validate(qtbot, win)
     run = win.current_run
     ev = run.evaluation
     assert ev is not None and ev.complete and len(ev.folds) == 4 and ev.plan.seed == 3
@@ -68,7 +71,7 @@ def test_holdout_split(qtbot):
     box = win.evaluation_box
     box.method_combo.setCurrentIndex(box.method_combo.findData("holdout"))
     box.holdout_spin.setValue(20)
-    run_and_wait(qtbot, win)
+    run_and_validate(qtbot, win)
     ev = win.current_run.evaluation
     assert len(ev.folds) == 1 and ev.folds[0].n_test == 120 and ev.folds[0].n_train == 480
     assert "hold-out 20%" in win.results.summary_text()
@@ -76,31 +79,81 @@ def test_holdout_split(qtbot):
 
 def test_stop_during_testing_keeps_the_tree(qtbot, monkeypatch):
     import engine.evaluation
-    import gui.runs
 
-    real = gui.runs.run_task
-
-    def slow_validation(*args, **kwargs):
-        validation = args[4]
-        real_train = engine.evaluation.train
-
-        def train(data, algorithm, params, monitor):
-            # as if Stop was pressed once the first split's solver had a tree
-            monitor.on_incumbent = lambda *_: validation.cancel()
-            return real_train(data, algorithm, params, monitor=monitor)
-        monkeypatch.setattr(engine.evaluation, "train", train)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(gui.runs, "run_task", slow_validation)
-    monkeypatch.setattr("gui.run_controller.run_task", slow_validation)
+    real_train = engine.evaluation.train
     win = open_window(qtbot, LOANS)
-    box = win.evaluation_box
-    box.method_combo.setCurrentIndex(box.method_combo.findData("kfold"))
-    result = run_and_wait(qtbot, win)
-    assert result.tree is not None
+
+    def train(data, algorithm, params, monitor):
+        # as if Stop was pressed once the first split's solver had a tree
+        monitor.on_incumbent = lambda *_: win.validator.stop()
+        return real_train(data, algorithm, params, monitor=monitor)
+
+    monkeypatch.setattr(engine.evaluation, "train", train)
+    assert win.evaluation_box.plan().method == "kfold"   # the default
+    result = run_and_validate(qtbot, win)
+    assert result.tree is not None and win.tree is result.tree
     ev = win.current_run.evaluation
     assert not ev.complete and len(ev.folds) == 1
-    assert "stopped" in win.results.summary_text()
+    assert "Testing was stopped." in win.results.summary_text()
+    assert "1 of 5 folds, stopped" in win.results.summary_text()
+
+
+def test_test_accuracy_arrives_after_the_tree(qtbot, monkeypatch):
+    """The tree is on screen (and the window free) while its folds still train; the
+    estimate then fills the run's summary, history row, figures and status line."""
+    import engine.evaluation
+
+    real_train, gate = engine.evaluation.train, threading.Event()
+
+    def train(data, algorithm, params, monitor):
+        gate.wait(10)
+        return real_train(data, algorithm, params, monitor=monitor)
+
+    monkeypatch.setattr(engine.evaluation, "train", train)
+    win = open_window(qtbot, LOANS, algorithm="blossom")
+    win.depth_spin.setValue(2)
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
+    result = run_and_wait(qtbot, win)
+    run = win.current_run
+    assert win.tree is result.tree and not win.running and win.validator.busy
+    assert run.evaluation is None and win.figures.text("new_rows") == "new rows …"
+    assert "estimating on new rows" in win.results.summary_text()
+    assert win.stop_button.isEnabled() and win.run_button.isEnabled()
+    gate.set()
+    qtbot.waitUntil(lambda: not win.validator.busy, timeout=RUN_TIMEOUT)
+    ev = run.evaluation
+    assert ev.complete and len(ev.folds) == 5
+    shown = f"{100 * ev.mean_test_accuracy:.1f}%"
+    assert win.figures.text("new_rows") == f"new rows {shown}"
+    assert win.results.history.cell(run, 6) == shown
+    assert "5-fold cross-validation: test accuracy" in win.result_label.text()
+    # each fold scored the baselines on its own test rows
+    assert all(0 < f.majority_accuracy < 1 and 0 < f.greedy_accuracy <= 1
+               for f in ev.folds)
+    summary = win.results.summary_text()
+    assert "Most common class, same rows" in summary and "Greedy tree, same depth" in summary
+
+
+def test_a_new_run_stops_the_last_estimate(qtbot, monkeypatch):
+    import engine.evaluation
+
+    real_train, gate = engine.evaluation.train, threading.Event()
+
+    def train(data, algorithm, params, monitor):
+        gate.wait(10)
+        return real_train(data, algorithm, params, monitor=monitor)
+
+    monkeypatch.setattr(engine.evaluation, "train", train)
+    win = open_window(qtbot, LOANS)
+    run_and_wait(qtbot, win)
+    first = win.current_run
+    assert win.validator.busy
+    gate.set()
+    run_and_validate(qtbot, win)
+    assert first.evaluation is None or not first.evaluation.complete
+    said = first.evaluation.stopped_by if first.evaluation else first.message
+    assert "Stopped when run #2 started" in said
+    assert win.current_run.number == 2 and win.current_run.evaluation.complete
 
 
 # ------------------------------------------------------------------ history
@@ -215,7 +268,7 @@ def configured_run(qtbot, win):
     box = win.evaluation_box
     box.method_combo.setCurrentIndex(box.method_combo.findData("kfold"))
     box.folds_spin.setValue(3)
-    return run_and_wait(qtbot, win)
+    return run_and_validate(qtbot, win)
 
 
 def test_session_saves_and_reopens(qtbot, tmp_path):

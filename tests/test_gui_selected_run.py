@@ -142,6 +142,7 @@ def test_the_window_fits_1024_pixels_after_a_many_class_run(qtbot, tmp_path):
     win.resize(1024, 640)
     win.evaluation_box.set_plan(Plan("kfold", k=5))
     run_and_wait(qtbot, win)
+    qtbot.waitUntil(lambda: not win.validator.busy, timeout=LOAD_TIMEOUT)
     assert len(win.current_run.class_names) == 6 and win.current_run.evaluation
     for tab in range(win.tabs.count()):
         win.tabs.setCurrentIndex(tab)

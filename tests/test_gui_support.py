@@ -81,6 +81,13 @@ def run_and_wait(qtbot, win: MainWindow, timeout: int = RUN_TIMEOUT):
     return ended.args[0]
 
 
+def run_and_validate(qtbot, win: MainWindow, timeout: int = RUN_TIMEOUT):
+    """Run, then wait for the run's accuracy on new rows (estimated in the background)."""
+    result = run_and_wait(qtbot, win, timeout)
+    qtbot.waitUntil(lambda: not win.validator.busy, timeout=timeout)
+    return result
+
+
 def slow_anytime_train(data, algorithm, params=None, time_limit=None, monitor=None,
                        on_incumbent=None):
     """Stands in for an exact solver: publishes a leaf every 10 ms until stopped."""

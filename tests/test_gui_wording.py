@@ -13,6 +13,7 @@ from test_gui_support import (  # noqa: F401
     LOANS,
     isolated_settings,
     open_window,
+    run_and_validate,
     run_and_wait,
 )
 
@@ -38,7 +39,7 @@ def record(data, algorithm="greedy", params=None, settings=None, depth=2, **fiel
     """A RunRecord of `algorithm` trained on `data` at `depth` (`params` as recorded)."""
     result = train(data, algorithm, {"depth": depth})
     matrix = confusion_matrix(data.y, result.tree.predict(data.X), data.n_classes, data.w)
-    run = RunRecord.from_outcome(1, RunOutcome(result, matrix, None), data, algorithm,
+    run = RunRecord.from_outcome(1, RunOutcome(result, matrix), data, algorithm,
                                  params or {"depth": depth}, settings or {}, None)
     for key, value in fields.items():
         setattr(run, key, value)
@@ -97,7 +98,7 @@ def test_the_results_tab_scrolls_and_never_widens_the_window(qtbot):
     box = win.evaluation_box
     box.method_combo.setCurrentIndex(box.method_combo.findData("kfold"))
     box.folds_spin.setValue(5)
-    run_and_wait(qtbot, win)
+    run_and_validate(qtbot, win)
     panel = win.results
     win.tabs.setCurrentWidget(panel)
     assert "5-fold cross-validation: test" in panel.summary_text()

@@ -254,11 +254,12 @@ def test_report_for_a_run_record(tmp_path):
     params = {"depth": 2}
     validation = CrossValidation(raw, options, "blossom", params,
                                  Plan(method="holdout", test_size=0.25))
-    outcome = run_task(data, "blossom", params, Monitor(), validation)
+    outcome = run_task(data, "blossom", params, Monitor())
     settings = {"file": "loans.csv", "target": "decision", "missing": "impute",
                 "binarize": "quantile:4", "columns": {"age": "ignore"}}
     run = RunRecord.from_outcome(3, outcome, data, "blossom", params, settings, 30.0,
                                  data_path=str(LOANS))
+    run.evaluation = validation.run()   # what the window attaches when it is ready
     page = report_for_run(run, PNG)
     checker = parse(page)
     text = "".join(checker.text)
