@@ -313,6 +313,20 @@ class WindowSession(RuleBasedStateMachine):
         assert win.figures.text("status") == run.status_text
 
     @invariant()
+    def the_accuracy_on_new_rows_is_the_selected_runs(self):
+        """Estimated in the background after each run: its own, or still coming."""
+        win, run = self.win, self.win.current_run
+        if win.running or run is None:
+            return
+        evaluation, new_rows = run.evaluation, win.figures.text("new_rows")
+        if win.validator.progress(run):
+            assert new_rows == "new rows …"
+        elif evaluation is not None and evaluation.folds:
+            assert new_rows == f"new rows {100 * evaluation.mean_test_accuracy:.1f}%"
+        else:
+            assert new_rows == "new rows —", new_rows
+
+    @invariant()
     def the_window_fits_a_small_screen(self):
         assert self.win.minimumSizeHint().width() <= MIN_WIDTH
         assert self.win.minimumWidth() <= MIN_WIDTH
