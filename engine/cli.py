@@ -218,6 +218,8 @@ def fit(args, render_image: Callable | None) -> dict:
     summary = _finish(args, algorithm, params, data, options, result, render_image)
     if plan is not None:
         summary["validation"] = _validate(args, raw, options, algorithm, params, plan)
+    elif not args.json:
+        print("Accuracy on new rows: not estimated; add --validate 5 to estimate it.")
     return summary
 
 

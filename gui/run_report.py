@@ -8,6 +8,7 @@ The tree's picture is the caller's: it passes PNG bytes (or None) from the view.
 
 from __future__ import annotations
 
+import math
 import tempfile
 from pathlib import Path
 
@@ -103,6 +104,10 @@ def _metrics(run: RunRecord) -> list[tuple[str, str]]:
                          percent(matrix_balanced_accuracy(ev.test_confusion()))))
         if len(ev.folds) > 1:
             rows.append(("Per fold", ", ".join(percent(a) for a in ev.test_accuracies)))
+        rows += [(name, percent(value)) for name, value in (
+            ("Most common class, same rows", ev.mean_majority_accuracy),
+            ("Greedy tree, same depth and rows", ev.mean_greedy_accuracy))
+            if ev.folds and not math.isnan(value)]
     if is_model(run.tree):
         rows.append((kind_name(run.tree), size_text(run.tree)))
     rows.append(("Time", f"{run.time_s:.2f} s"))
@@ -111,6 +116,8 @@ def _metrics(run: RunRecord) -> list[tuple[str, str]]:
 
 def _notes(run: RunRecord) -> list[str]:
     notes = [f"Why this algorithm: {run.reason}."] if run.reason else []
+    if run.evaluation is not None and run.evaluation.verdict():
+        notes.append(run.evaluation.verdict())
     return notes + ([run.message] if run.message else [])
 
 

@@ -253,7 +253,7 @@ def test_report_for_a_run_record(tmp_path):
     data = prepare(raw, options)
     params = {"depth": 2}
     validation = CrossValidation(raw, options, "blossom", params,
-                                 Plan(method="holdout", test_size=0.25))
+                                 Plan(method="holdout", test_size=0.25), baselines=True)
     outcome = run_task(data, "blossom", params, Monitor())
     settings = {"file": "loans.csv", "target": "decision", "missing": "impute",
                 "binarize": "quantile:4", "columns": {"age": "ignore"}}
@@ -266,6 +266,7 @@ def test_report_for_a_run_record(tmp_path):
     assert f"Run {run.label}" in text and run.finished_at in text
     assert f"<td>{percent(run.train_accuracy)}</td>" in page
     assert escape(run.evaluation.summary()) in page
+    assert "Most common class, same rows" in text and "Greedy tree, same depth" in text
     assert "Ignored columns" in text and "30 s" in text
     for name in run.class_names:
         assert name in text
