@@ -348,11 +348,11 @@ class MainWindow(QMainWindow):
         self.run_button.setEnabled(can_run)
         self.run_action.setEnabled(can_run)
         stoppable = running or self.loading or self.data.prep_worker is not None \
-            or self.runner.queued or self.validator.busy
+            or self.runner.queued or self.validator.estimating
         self.stop_button.setEnabled(stoppable)
         self.stop_action.setEnabled(stoppable)
         self.stop_button.setToolTip(
-            STOP_ESTIMATE_TIP if self.validator.busy and not (
+            STOP_ESTIMATE_TIP if self.validator.estimating and not (
                 running or self.loading or self.runner.queued) else STOP_TIP)
         self.results.set_running(running)
         for a in (self.export_action, self.export_image_action, *self.export_actions.values()):

@@ -169,7 +169,7 @@ class RunController(QObject):
         if self.worker is not None:
             self.win.set_status("Stopping…")
             self.worker.cancel()
-        elif self.win.validator.busy:
+        elif self.win.validator.estimating:
             self.win.validator.stop()
 
     # ------------------------------------------------------------- live view

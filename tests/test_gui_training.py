@@ -72,7 +72,7 @@ def test_blossom_runs_to_completion_and_the_view_shows_its_nodes(qtbot):
     assert win.results.history.rowCount() == 1
     # Stop stays for the accuracy on new rows, estimated after the tree is shown
     assert not win.running and win.run_button.isEnabled()
-    assert win.stop_button.isEnabled() == win.validator.busy
+    assert win.stop_button.isEnabled() == win.validator.estimating
     qtbot.waitUntil(lambda: not win.validator.busy, timeout=RUN_TIMEOUT)
     assert not win.stop_button.isEnabled() and "new rows" in win.figures.text("new_rows")
 
