@@ -401,7 +401,7 @@ def tune(X, y, algorithm: str = "auto", depths=None, min_leaf=None, leaf_cost=No
     cadl85, greedy trying 1, 5 and 20 by default; the cost per leaf among `leaf_cost`,
     0 and 0.01 by default where the algorithm has one) chosen by a `cv`-fold
     cross-validation on X, y with the
-    one-standard-error rule (see `engine.tuning`), then an `OptimalTreeClassifier` of
+    rule of half a standard error (see `engine.tuning`), then an `OptimalTreeClassifier` of
     that setting fitted on all of X, y and returned.  Its `tuning_` is a DataFrame of every candidate (mean
     validation accuracy, standard error, mean leaves, `chosen` and `best` marked);
     `time_limit` covers the whole (tuning gets all but the final fit's share);

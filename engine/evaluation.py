@@ -107,6 +107,16 @@ class FoldResult:
     # same depth on the same features (NaN when not computed).
     majority_accuracy: float = math.nan
     greedy_accuracy: float = math.nan
+    # The test accuracy with each row weighted by its class's factor (class weights):
+    # what the trees were trained for, and what a tuning ranks by (NaN: unweighted).
+    weighted_accuracy: float = math.nan
+
+    @property
+    def score(self) -> float:
+        """What a tuning compares: the weighted test accuracy under class weights,
+        else the test accuracy."""
+        return self.test_accuracy if math.isnan(self.weighted_accuracy) \
+            else self.weighted_accuracy
 
     def to_dict(self) -> dict:
         return {"fold": self.fold, "n_train": self.n_train, "n_test": self.n_test,
@@ -117,7 +127,8 @@ class FoldResult:
                 "train_error": self.train_error, "lower_bound": self.lower_bound,
                 "n_leaves": self.n_leaves, "incumbents": [list(x) for x in self.incumbents],
                 "majority_accuracy": self.majority_accuracy,
-                "greedy_accuracy": self.greedy_accuracy}
+                "greedy_accuracy": self.greedy_accuracy,
+                "weighted_accuracy": self.weighted_accuracy}
 
     @classmethod
     def from_dict(cls, d: dict) -> FoldResult:
@@ -130,7 +141,8 @@ class FoldResult:
                    float(d.get("lower_bound", math.nan)), int(d.get("n_leaves", 0)),
                    [(float(t), float(e)) for t, e in d.get("incumbents", [])],
                    float(d.get("majority_accuracy", math.nan)),
-                   float(d.get("greedy_accuracy", math.nan)))
+                   float(d.get("greedy_accuracy", math.nan)),
+                   float(d.get("weighted_accuracy", math.nan)))
 
 
 @dataclass
@@ -319,6 +331,25 @@ class PreparedSplit:
     test_frame: pd.DataFrame
     seconds: float = 0.0          # cutting and preparing it took (`prepared_splits`)
     _test_features: np.ndarray | None = field(default=None, repr=False)
+
+    def majority_accuracy(self, weighted: bool = False) -> float:
+        """The share of the test rows in the training part's most common class (by
+        weight, as the trees count it): what a one-leaf tree scores there; with
+        `weighted`, each row counted with its class's factor (class weights)."""
+        data = self.data
+        common = int(np.argmax(np.bincount(data.y, weights=data.w,
+                                           minlength=data.n_classes)))
+        codes, values = blocks.factorize(self.test_frame[data.prep.target])
+        if not len(codes):
+            return math.nan
+        index = {name: i for i, name in enumerate(data.class_names)}
+        of_value = np.array([index.get(class_label(v), -1) for v in values],
+                            dtype=np.int64)[codes]
+        factors = np.ones(len(codes))
+        if weighted and data.class_weights is not None:
+            known = of_value >= 0   # a class the training part lacks counts once
+            factors[known] = data.class_weights[of_value[known]]
+        return float(factors[of_value == common].sum() / factors.sum())
 
     def test_features(self) -> np.ndarray:
         """The test rows through the training part's recipe, transformed once for
@@ -538,13 +569,18 @@ class CrossValidation:
 
         test_features = split.test_features()
         test_accuracy, test_matrix = score(test_frame, tree.predict(test_features))
+        weighted = math.nan
+        if data.class_weights is not None and test_matrix.sum():
+            factors = np.ones(size)   # a class the training part lacks counts once
+            factors[[index[n] for n in data.class_names]] = data.class_weights
+            weighted = float((factors * np.diag(test_matrix)).sum()
+                             / (factors * test_matrix.sum(axis=1)).sum())
         train_accuracy, train_matrix = (
             score(train_frame, tree.predict_frame(train_frame)) if train_accuracy
             else (math.nan, np.zeros_like(test_matrix)))
         majority = greedy = math.nan
         if baselines:
-            common = np.bincount(data.y, weights=data.w, minlength=data.n_classes).argmax()
-            majority = score(test_frame, np.full(len(test_frame), common))[0]
+            majority = split.majority_accuracy()
             greedy_tree = self._greedy_tree(data, params, monitor)
             if greedy_tree is not None:
                 greedy = score(test_frame, greedy_tree.predict(test_features))[0]
@@ -554,7 +590,7 @@ class CrossValidation:
                           float(result.train_error), float(result.lower_bound),
                           int(tree.n_leaves),
                           [(float(t), float(e)) for t, e, _ in result.incumbents],
-                          majority, greedy)
+                          majority, greedy, weighted)
 
     def _greedy_tree(self, data, params: dict, monitor: Monitor):
         """The greedy tree of the algorithm's depth on a split's features, the tree an

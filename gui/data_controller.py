@@ -206,8 +206,19 @@ class DataController(QObject):
             depth=self.win.depth_spin.value())
 
     def depth_changed(self) -> None:
-        if self.win.data_panel.binarize().startswith("guided"):
+        """The greedy tree of the chosen depth picks guided thresholds and a value
+        group of every text column: a preparation with either is stale at another
+        depth (a run on it was proven optimal on features a fresh open would not give)."""
+        if self.depends_on_depth(self.prep_options()):
             self.options_changed()
+
+    def depends_on_depth(self, options: PrepOptions) -> bool:
+        """Whether the table prepared with `options` depends on the depth chosen."""
+        if options.binarize.startswith("guided"):
+            return True
+        return any(options.kinds.get(info.name, info.kind) == ColumnKind.CATEGORICAL
+                   and info.name not in options.ignore
+                   and info.name != options.target for info in self.state.draft.infos)
 
     def options_changed(self) -> None:
         """An option changed: prepare the table again shortly (in the background)."""

@@ -162,10 +162,12 @@ class MainWindow(QMainWindow):
                                       "Type one row's values and see its path")
         self.tune_action = action("T&une depth…", lambda: open_tune_dialog(self), "Ctrl+T",
                                   "Choose the depth by cross-validation on this table")
-        self.undo_action = action("&Undo edit", self.editor.undo, QKeySequence.Undo,
-                                  "Undo the last edit of a tree by hand")
-        self.redo_action = action("&Redo edit", self.editor.redo, QKeySequence.Redo,
-                                  "Redo the edit just undone")
+        self.undo_action = action("&Undo edit", lambda: self.editor.undo(self.current_run),
+                                  QKeySequence.Undo, "Undo the edit that made the run on "
+                                  "screen (its own tree's edit by hand)")
+        self.redo_action = action("&Redo edit", lambda: self.editor.redo(self.current_run),
+                                  QKeySequence.Redo, "Redo the edit last undone on the run "
+                                  "on screen")
         self.about_action = action("&About Orchard", self._about)
 
     def _build_menus(self) -> None:
@@ -330,8 +332,8 @@ class MainWindow(QMainWindow):
         self.predict_action.setEnabled(has_model)
         self.tune_action.setEnabled(self.raw is not None and not busy)
         self.row_form_action.setEnabled(has_model)
-        self.undo_action.setEnabled(self.editor.can_undo and not running)
-        self.redo_action.setEnabled(self.editor.can_redo and not running)
+        self.undo_action.setEnabled(self.editor.can_undo(selected) and not running)
+        self.redo_action.setEnabled(self.editor.can_redo(selected) and not running)
         self.evaluation_box.setEnabled(not running)
         # While an option change is being prepared, Run is taken and starts once the
         # data is ready (a depth change re-prepares guided thresholds).

@@ -247,7 +247,7 @@ def take_analysis(folder: Path, size: str = DEFAULT_SIZE) -> list[Path]:
     window.analysis.collapse_node(node)
     _wait(app, lambda: not view.is_building)
     shoot("edited-tree.png")
-    window.editor.undo()
+    window.editor.undo(window.current_run)
     _wait(app, lambda: not view.is_building)
 
     # a confusion-matrix cell's rows

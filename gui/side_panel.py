@@ -13,6 +13,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QComboBox,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -31,6 +33,7 @@ STOP_TIP = "Stop the search and keep the best tree found (Esc)."
 STOP_ESTIMATE_TIP = ("Stop estimating the last run's accuracy on new rows (the folds done "
                      "are kept) (Esc).")
 PANEL_MIN_WIDTH, PANEL_MAX_WIDTH = 330, 460
+WHEEL_EDITORS = (QAbstractSpinBox, QComboBox)   # settings a stray wheel turn would change
 
 
 class PanelScroll(QScrollArea):
@@ -54,11 +57,27 @@ class PanelScroll(QScrollArea):
         super().setWidget(widget)
         widget.installEventFilter(self)
         self._fit_width()
+        self._guard_wheel()
 
     def eventFilter(self, watched, event) -> bool:
         if watched is self.widget() and event.type() == QEvent.LayoutRequest:
             self._fit_width()   # e.g. another algorithm's parameter form
+            self._guard_wheel()
+        if event.type() == QEvent.Wheel and isinstance(watched, WHEEL_EDITORS) \
+                and not watched.hasFocus():
+            event.ignore()   # not this setting's: the panel scrolls instead
+            return True
         return super().eventFilter(watched, event)
+
+    def _guard_wheel(self) -> None:
+        """Spin boxes and combo boxes take the mouse wheel only once clicked (focused):
+        scrolling the panel changed the depth and the time limit of a pointer
+        passing over them."""
+        for editor in self.widget().findChildren(QWidget):
+            if isinstance(editor, WHEEL_EDITORS) and not editor.property("wheel_guarded"):
+                editor.setFocusPolicy(Qt.StrongFocus)   # the wheel gives no focus
+                editor.installEventFilter(self)
+                editor.setProperty("wheel_guarded", True)
 
     def _fit_width(self) -> None:
         widget = self.widget()

@@ -2,9 +2,11 @@
 
 A thin layer over `engine.editing`: every edit makes a new run (`RunRecord.edited`)
 that the history lists next to the one it came from, so what the window shows always
-belongs to one run and says which ("#5 Blossom on loans.csv, #3 edited").  Undo takes
-the last edit's run out of the history and shows the run it came from; redo puts it
-back.  Re-solving trains a solver, so it runs in a worker with its own Monitor (the
+belongs to one run and says which ("#5 Blossom on loans.csv, #3 edited").  Undo
+belongs to the selected run: it takes that run out of the history when it is an edit
+nothing was edited from since, and shows the run it came from; redo puts back the
+edit last undone on the selected run.  An edit on another run, or another file, is
+never undone from here.  Re-solving trains a solver, so it runs in a worker with its own Monitor (the
 window's time limit; Stop cancels it) and reports one sentence when it ends.
 """
 
@@ -46,13 +48,24 @@ class TreeEditor(QObject):
     def editable(run: RunRecord | None) -> bool:
         return run is not None and isinstance(run.tree, Tree)
 
-    @property
-    def can_undo(self) -> bool:
-        return bool(self._done) and not self.busy
+    def _undoable(self, run: RunRecord | None) -> tuple[RunRecord, RunRecord] | None:
+        """(run, its parent) when `run` is an edit made here and nothing was edited
+        from it since."""
+        if run is None or self.busy or any(parent is run for _, parent in self._done):
+            return None
+        return next((entry for entry in self._done if entry[0] is run), None)
 
-    @property
-    def can_redo(self) -> bool:
-        return bool(self._undone) and not self.busy
+    def _redoable(self, run: RunRecord | None) -> tuple[RunRecord, RunRecord] | None:
+        """(edit, `run`) for the edit last undone on `run`."""
+        if run is None or self.busy:
+            return None
+        return next((entry for entry in reversed(self._undone) if entry[1] is run), None)
+
+    def can_undo(self, run: RunRecord | None) -> bool:
+        return self._undoable(run) is not None
+
+    def can_redo(self, run: RunRecord | None) -> bool:
+        return self._redoable(run) is not None
 
     def forget(self) -> None:
         """Drop undo and redo (a session was opened: its runs are not these edits)."""
@@ -120,24 +133,31 @@ class TreeEditor(QObject):
                            "unchanged.")
 
     def _add(self, record: RunRecord, parent: RunRecord) -> None:
+        """A new edit of `parent`: the edits undone on it can no longer be redone."""
         self._done.append((record, parent))
-        self._undone.clear()
+        self._undone = [entry for entry in self._undone if entry[1] is not parent]
         self.edited.emit(record)
 
     # ------------------------------------------------------------------ undo
-    def undo(self) -> None:
-        if not self.can_undo:
+    def undo(self, run: RunRecord | None) -> None:
+        """Undo the edit that made `run` (the selected run), if it is one."""
+        entry = self._undoable(run)
+        if entry is None:
             return
-        record, parent = self._done.pop()
-        self._undone.append((record, parent))
+        record, parent = entry
+        self._done.remove(entry)
+        self._undone.append(entry)
         self.undone.emit(record, parent)
         self.said.emit(f"Undone: {record.tree.edits[-1]} (run #{record.number} removed); "
                        f"run #{parent.number} is shown again.")
 
-    def redo(self) -> None:
-        if not self.can_redo:
+    def redo(self, run: RunRecord | None) -> None:
+        """Make again the edit last undone on `run` (the selected run)."""
+        entry = self._redoable(run)
+        if entry is None:
             return
-        record, parent = self._undone.pop()
-        self._done.append((record, parent))
+        record, parent = entry
+        self._undone.remove(entry)
+        self._done.append(entry)
         self.edited.emit(record)
         self.said.emit(f"Redone: {record.tree.edits[-1]} (run #{record.number}).")

@@ -5,7 +5,8 @@ A thin view over `engine.tuning.Tuner` (the same run as `orchard tune`) on the t
 open in the window with its data settings and the chosen algorithm: the tuning runs
 in a worker with progress and Stop, each candidate appears as it is scored, and the
 curve shows validation accuracy against tree size with ± one standard error, the
-one-standard-error bar and the chosen setting.  "Use this setting" puts the chosen
+rule's bar (half a standard error below the best: `engine.tuning.RULE`) and the chosen
+setting.  "Use this setting" puts the chosen
 depth (least leaf, cost per leaf) in the algorithm panel; Run then trains it on every row, as
 every run is trained, so the run and its views stay the window's own.
 """
@@ -39,6 +40,8 @@ from engine.solvers.monitor import Monitor
 from engine.tuning import (
     DEPTHS,
     GREEDY_DEEP_DEPTHS,
+    RULE,
+    RULE_ERRORS,
     Scored,
     Tuner,
     Tuning,
@@ -47,6 +50,7 @@ from engine.tuning import (
     default_depths,
     default_leaves,
     leaf_parameter,
+    measure,
 )
 from gui.data_tasks import StageRelay
 from gui.progress_chart import ERROR_COLOUR
@@ -140,21 +144,21 @@ class TuneDialog(QDialog):
         self.progress = QProgressBar(self)
         self.progress.setRange(0, 1000)
         layout.addWidget(self.progress)
-        self.status = QLabel("Each depth is cross-validated on the rows with a class; "
-                             "the simplest setting within one standard error of the "
-                             "best is chosen.", self)
+        self.status = QLabel(f"Each depth is cross-validated on the rows with a class "
+                             f"and scored by its {measure(options)}; the simplest setting "
+                             f"within {RULE} of the best is chosen.", self)
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.PlainText)
         layout.addWidget(self.status)
         self.plot = pg.PlotWidget(self)
         item = self.plot.getPlotItem()
         item.setLabel("bottom", "leaves (mean over folds)")
-        item.setLabel("left", "validation accuracy (%)")
+        item.setLabel("left", f"{measure(options)} (%)")
         item.showGrid(x=True, y=True, alpha=0.15)
         item.hideButtons()
         layout.addWidget(self.plot, 3)
         self.table = QTableWidget(0, 4, self)
-        self.table.setHorizontalHeaderLabels(["setting", "validation accuracy", "leaves",
+        self.table.setHorizontalHeaderLabels(["setting", measure(options), "leaves",
                                               "note"])
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.verticalHeader().hide()
@@ -241,7 +245,7 @@ class TuneDialog(QDialog):
             f"Scored on {tuning.scored_on()}. "
             f"Chosen: {chosen.candidate.label()} — {100 * chosen.mean:.1f}% ± "
             f"{100 * chosen.standard_error:.1f} with {chosen.mean_leaves:.1f} leaves, "
-            f"within one standard error of the best ({best.candidate.label()}, "
+            f"within {RULE} of the best ({best.candidate.label()}, "
             f"{100 * best.mean:.1f}%). Use this setting, then Run to train it on "
             "every row." + (f" {tuning.note}" if tuning.note else ""))
         for row in range(self.table.rowCount()):
@@ -296,7 +300,7 @@ class TuneDialog(QDialog):
 
     def _draw(self) -> None:
         """Accuracy against leaves, ± one standard error; the chosen setting and the
-        one-standard-error bar once the tuning has ended."""
+        rule's bar once the tuning has ended."""
         item = self.plot.getPlotItem()
         item.clear()
         done = [s for s in self.scored if s.complete]
@@ -322,10 +326,10 @@ class TuneDialog(QDialog):
             item.addItem(label)
         if self.tuning is not None:
             best = self.tuning.scored[self.tuning.best]
-            bar = 100 * (best.mean - best.standard_error)
+            bar = 100 * (best.mean - RULE_ERRORS * best.standard_error)
             item.addItem(pg.InfiniteLine(bar, angle=0, pen=pg.mkPen(
-                CHOSEN_COLOUR, style=Qt.DashLine), label="one standard error below the "
-                "best", labelOpts={"position": 0.85, "color": CHOSEN_COLOUR}))
+                CHOSEN_COLOUR, style=Qt.DashLine), label=f"{RULE} below the best",
+                labelOpts={"position": 0.85, "color": CHOSEN_COLOUR}))
             chosen = self.tuning.scored[self.tuning.chosen]
             item.plot([chosen.mean_leaves], [100 * chosen.mean], pen=None, symbol="o",
                       symbolSize=14, symbolBrush=None,

@@ -250,10 +250,18 @@ class WindowSession(RuleBasedStateMachine):
 
     @rule(redo=st.booleans())
     def undo_or_redo(self, redo):
-        if not (self.win.editor.can_undo or self.win.editor.can_redo):
+        """Edit → Undo / Redo as a user finds them: only ever the run on screen's own
+        edit is taken out (never another run's, or another file's)."""
+        win = self.win
+        action = win.redo_action if redo else win.undo_action
+        if not action.isEnabled():
             return
-        (self.win.editor.redo if redo else self.win.editor.undo)()
+        selected, before = win.current_run, list(win.state.runs)
+        action.trigger()
         self.settle()
+        if not redo:
+            gone = [r for r in before if not any(r is kept for kept in win.state.runs)]
+            assert gone == [selected] and selected.edited_from is not None
 
     @rule(name=st.sampled_from(["people", "parts", "broken"]))
     def predict_file(self, name):

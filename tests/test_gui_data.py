@@ -385,3 +385,27 @@ def test_a_cp4im_file_opens_with_its_first_column_as_target(qtbot, datasets_dir)
     assert win.data_panel.target_question_text() == ""
     other = open_window(qtbot, LOANS)           # a CSV with a header: unchanged
     assert other.target_combo.currentText() == "decision"
+
+
+def test_a_depth_change_prepares_the_value_groups_again(qtbot, tmp_path):
+    """A text column's value groups include those the greedy tree of the chosen depth
+    splits on: after a depth change the window's features are a fresh open's, whatever
+    the binarisation (they were kept with ConTree's continuous features, and a run then
+    proved a worse tree optimal on them)."""
+    from big_tables import mixed_tables
+
+    from engine.data.csv_reader import read_table
+    from engine.featurize import prepare
+
+    path = tmp_path / "transport.csv"
+    mixed_tables().make("transport", 2000, 0).to_csv(path, index=False)
+    win = open_window(qtbot, path, algorithm="contree")
+    assert not win.data_panel.binarize().startswith("guided")
+    win.depth_spin.setValue(2)
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
+    shallow = list(win.dataset.prep.features)
+    win.depth_spin.setValue(4)
+    assert win.preparing or win.dataset is None   # stale: never run on as it is
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
+    fresh = prepare(read_table(path), win.data.prep_options())
+    assert list(win.dataset.prep.features) == list(fresh.prep.features) != shallow

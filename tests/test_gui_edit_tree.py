@@ -58,6 +58,36 @@ def test_collapse_then_undo_restore_the_same_model_and_redo_the_edit(qtbot, tmp_
     win.close()
 
 
+def test_undo_belongs_to_the_selected_runs_own_edit(qtbot, tmp_path):
+    """Undo was enabled on a fresh run of another file and took the edit of the first
+    file's run out of the history."""
+    from test_gui_support import write_people_csv
+
+    win = trained(qtbot)
+    first = win.current_run
+    win.analysis.collapse_node(int(win.tree.left[0]))
+    edited = win.current_run
+    other = write_people_csv(tmp_path / "people.csv")
+    win.load_path(other)
+    qtbot.waitUntil(lambda: win.dataset is not None and not win.preparing, timeout=30_000)
+    fresh = run_and_wait(qtbot, win) and win.current_run
+    assert fresh.edited_from is None
+    assert not win.undo_action.isEnabled() and not win.redo_action.isEnabled()
+    win.undo_action.trigger()            # the shortcut, pressed anyway: nothing happens
+    assert [r.number for r in win.state.runs] == [first.number, edited.number,
+                                                    fresh.number]
+    win.results.select_runs([first.number])
+    assert win.current_run is first and not win.undo_action.isEnabled()
+    win.results.select_runs([edited.number])
+    assert win.undo_action.isEnabled()
+    win.undo_action.trigger()
+    assert [r.number for r in win.state.runs] == [first.number, fresh.number]
+    assert win.current_run is first and win.redo_action.isEnabled()
+    win.results.select_runs([fresh.number])
+    assert not win.redo_action.isEnabled()   # the edit undone was first's, not this one's
+    win.close()
+
+
 def test_a_resolved_subtree_never_increases_the_error(qtbot):
     win = trained(qtbot)
     run, tree = win.current_run, win.tree

@@ -285,3 +285,35 @@ def test_orchard_data_opens_the_window_with_the_file_loaded(qtbot, tmp_path, mon
     sys.excepthook(ValueError, ValueError("boom"), None)
     assert win.last_error == "Unexpected error: boom" and win._message_box.isVisible()
     win.close()
+
+
+def test_the_mouse_wheel_scrolls_the_panel_not_the_settings_under_it(window, qtbot):
+    """Scrolling the side panel changed Maximum depth and the time limit whenever a
+    spin box passed under the pointer; a setting takes the wheel once clicked."""
+    from PySide6.QtCore import QPoint, QPointF, Qt
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication, QComboBox
+
+    def wheel(widget, clicks=-1) -> None:
+        centre = QPointF(widget.rect().center())
+        event = QWheelEvent(centre, QPointF(widget.mapToGlobal(centre.toPoint())),
+                            QPoint(), QPoint(0, 120 * clicks), Qt.NoButton,
+                            Qt.NoModifier, Qt.NoScrollPhase, False)
+        QApplication.sendEvent(widget, event)
+
+    window.resize(1024, 480)   # the settings are taller than the panel: it scrolls
+    scroll = window.depth_spin
+    while scroll is not None and not hasattr(scroll, "verticalScrollBar"):
+        scroll = scroll.parentWidget()
+    window.run_button.setFocus()
+    depth, limit = window.depth_spin.value(), window.time_spin.value()
+    combo = window.findChild(QComboBox)
+    index = combo.currentIndex()
+    for editor in (window.depth_spin, window.time_spin, combo):
+        wheel(editor)
+    assert window.depth_spin.value() == depth and window.time_spin.value() == limit
+    assert combo.currentIndex() == index
+    assert scroll.verticalScrollBar().value() > 0   # the panel scrolled instead
+    window.depth_spin.setFocus()                     # clicked: now it is the user's
+    wheel(window.depth_spin, clicks=1)
+    assert window.depth_spin.value() == depth + 1
