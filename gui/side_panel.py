@@ -14,6 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
+    QApplication,
     QComboBox,
     QFrame,
     QHBoxLayout,
@@ -65,7 +66,7 @@ class PanelScroll(QScrollArea):
             self._guard_wheel()
         if event.type() == QEvent.Wheel and isinstance(watched, WHEEL_EDITORS) \
                 and not watched.hasFocus():
-            event.ignore()   # not this setting's: the panel scrolls instead
+            QApplication.sendEvent(self.viewport(), event)   # the panel scrolls instead
             return True
         return super().eventFilter(watched, event)
 

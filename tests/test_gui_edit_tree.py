@@ -61,7 +61,7 @@ def test_collapse_then_undo_restore_the_same_model_and_redo_the_edit(qtbot, tmp_
 def test_undo_belongs_to_the_selected_runs_own_edit(qtbot, tmp_path):
     """Undo was enabled on a fresh run of another file and took the edit of the first
     file's run out of the history."""
-    from test_gui_support import write_people_csv
+    from test_gui_support import ready, write_people_csv
 
     win = trained(qtbot)
     first = win.current_run
@@ -69,7 +69,7 @@ def test_undo_belongs_to_the_selected_runs_own_edit(qtbot, tmp_path):
     edited = win.current_run
     other = write_people_csv(tmp_path / "people.csv")
     win.load_path(other)
-    qtbot.waitUntil(lambda: win.dataset is not None and not win.preparing, timeout=30_000)
+    qtbot.waitUntil(lambda: ready(win) and win.path == other, timeout=30_000)
     fresh = run_and_wait(qtbot, win) and win.current_run
     assert fresh.edited_from is None
     assert not win.undo_action.isEnabled() and not win.redo_action.isEnabled()

@@ -14,6 +14,8 @@ pytest.importorskip("pytestqt")
 
 from test_gui_support import isolated_settings, ready, write_people_csv  # noqa: E402, F401
 
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
 import gui.runs  # noqa: E402
 from engine.errors import DataError  # noqa: E402
 from engine.model.tree import Tree  # noqa: E402
@@ -38,8 +40,14 @@ def window(qtbot, tmp_path):
 
 
 def start_greedy(win, depth=3):
+    """Greedy of `depth`, run once the table is prepared for it (a depth change
+    prepares a text column's value groups again; Run meanwhile would wait for it)."""
     win.set_algorithm("greedy")
     win.depth_spin.setValue(depth)
+    deadline = time.monotonic() + LOAD_TIMEOUT / 1000
+    while not ready(win) and time.monotonic() < deadline:
+        QApplication.processEvents()
+        time.sleep(0.005)
     win.run_button.click()
 
 
@@ -292,7 +300,7 @@ def test_the_mouse_wheel_scrolls_the_panel_not_the_settings_under_it(window, qtb
     spin box passed under the pointer; a setting takes the wheel once clicked."""
     from PySide6.QtCore import QPoint, QPointF, Qt
     from PySide6.QtGui import QWheelEvent
-    from PySide6.QtWidgets import QApplication, QComboBox
+    from PySide6.QtWidgets import QComboBox
 
     def wheel(widget, clicks=-1) -> None:
         centre = QPointF(widget.rect().center())
