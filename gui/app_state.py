@@ -91,6 +91,7 @@ class AppState:
         self.selected: RunRecord | None = None
         self._data: dict[int, RunData] = {}     # run number -> its rows, when kept
         self._last_number = 0
+        self._saved: dict[int, tuple[int, bool]] = {}   # number -> (record, tested) saved
         self.draft_changed = Event()            # (Draft) a table read or prepared again
         self.runs_changed = Event()             # (list of runs)
         self.selection_changed = Event()        # (RunRecord or None)
@@ -140,6 +141,16 @@ class AppState:
         self.selected = None
         self.runs_changed.emit(self.runs)
         self.selection_changed.emit(None)
+
+    def mark_saved(self) -> None:
+        """The runs as they are now are in a session file (saved or just opened)."""
+        self._saved = {r.number: (id(r), r.evaluation is not None) for r in self.runs}
+
+    def unsaved_runs(self) -> list[RunRecord]:
+        """The runs a session saved now would add or change: new ones, and those whose
+        accuracy on new rows arrived after the last save."""
+        return [r for r in self.runs
+                if self._saved.get(r.number) != (id(r), r.evaluation is not None)]
 
     def run(self, number: int) -> RunRecord | None:
         return next((r for r in self.runs if r.number == number), None)

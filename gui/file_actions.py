@@ -171,13 +171,16 @@ class FileActions(QObject):
         saved = self._save(lambda: save_session(self.session(), path),
                            f"Saved the session to {path}.", kind="session", path=path)
         if saved:
-            self.win.unsaved = False
+            self.state.mark_saved()
         return saved
 
     def save_session_dialog(self) -> None:
+        """Sessions go where the user last kept one (the data's folder only the first
+        time: it may be a shared or read-only folder), named after the data file."""
         draft = self.state.draft.path
-        start = draft.with_name(draft.stem + SESSION_SUFFIX) if draft else \
-            Path(user_settings.last_folder("session") or Path.home()) / f"session{SESSION_SUFFIX}"
+        folder = user_settings.last_folder("session") or (draft.parent if draft else
+                                                          Path.home())
+        start = Path(folder) / ((draft.stem if draft else "session") + SESSION_SUFFIX)
         path, _ = QFileDialog.getSaveFileName(self.win, "Save the session", str(start),
                                               f"Orchard sessions (*{SESSION_SUFFIX})")
         if path:
@@ -215,7 +218,7 @@ class FileActions(QObject):
         elif session.data_path:
             win.show_error(f"The session's data file '{session.data_path}' no longer "
                            "exists; its runs are shown but cannot be run again.")
-        win.unsaved = False
+        self.state.mark_saved()
         win.set_status(f"Opened the session {Path(path).name} "
                        f"({len(session.runs)} runs).")
         win.update_controls()

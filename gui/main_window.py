@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QTabWidget,
 )
 
+from engine.data.dataset import counted
 from engine.solvers import get_solver
 from engine.solvers.protocol import Status
 from engine.warmup import warm_up as warm_up_solvers
@@ -93,7 +94,7 @@ class MainWindow(QMainWindow):
         self.live_label: str | None = None  # the run being trained, while it runs
         self.last_error: str | None = None
         self.warmup_report = None
-        self.unsaved = False               # runs not in a saved session
+        self._discarded = False            # the user chose to quit without saving
         self._warmup_worker: Worker | None = None
         self._closing = False
         self._message_box: QMessageBox | None = None
@@ -253,7 +254,7 @@ class MainWindow(QMainWindow):
         display = self.display
         state.selection_changed.connect(lambda run: display.refresh_evaluation())
         state.runs_changed.connect(display.runs_changed)
-        state.run_updated.connect(display.run_estimated)
+        state.run_updated.connect(display.run_updated)
         self.validator.progressed.connect(display.run_updated)
         self.validator.busy_changed.connect(self.update_controls)
         state.draft_changed.connect(lambda draft: display.show_header())
@@ -296,6 +297,11 @@ class MainWindow(QMainWindow):
     preparing = property(lambda self: self.data.preparing)
     closing = property(lambda self: self._closing,
                        doc="The window is closing: late answers from workers are dropped.")
+
+    @property
+    def unsaved(self) -> bool:
+        """Runs a session does not hold yet (`AppState.unsaved_runs`)."""
+        return bool(self.state.unsaved_runs())
 
     @property
     def running(self) -> bool:
@@ -500,7 +506,8 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         """Ask before unsaved runs are lost; then stop a run and wait for background
         work, so no thread outlives the window."""
-        if not self._closing and self.unsaved and user_settings.ask_before_quit():
+        if not self._closing and self.unsaved and not self._discarded \
+                and user_settings.ask_before_quit():
             event.ignore()
             self._ask_before_quit()
             return
@@ -520,9 +527,11 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
     def _ask_before_quit(self) -> QMessageBox:
+        unsaved = len(self.state.unsaved_runs())
         box = QMessageBox(QMessageBox.Question, "Orchard",
-                          f"{len(self.state.runs)} runs are not saved in a session. Save "
-                          "them before quitting?",
+                          f"{counted(unsaved, 'run')} {'is' if unsaved == 1 else 'are'} not "
+                          "saved in a session (new, or tested since it was saved). Save "
+                          f"{'it' if unsaved == 1 else 'them'} before quitting?",
                           QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel, self)
         box.setAttribute(Qt.WA_DeleteOnClose)
 
@@ -531,7 +540,7 @@ class MainWindow(QMainWindow):
             if role == QMessageBox.Save:
                 self.files.save_session_dialog()
             if role == QMessageBox.Discard or (role == QMessageBox.Save and not self.unsaved):
-                self.unsaved = False
+                self._discarded = True
                 self.close()
 
         box.buttonClicked.connect(answered)

@@ -149,7 +149,8 @@ class RunController(QObject):
         label = f"#{number} {title}" + (f" on {name}" if name else "")
         self._context = {"rows": rows, "algorithm": algorithm, "params": dict(params),
                          "time_limit": time_limit, "number": number, "label": label,
-                         "validation": validation}
+                         "validation": validation,
+                         "proves": get_solver(algorithm).proves_optimality}
         self._pending, self._live_figures = None, None
         win.display.show_live_run(label, f"{label}, depth {params.get('depth', '—')}",
                                   rows.dataset.class_weights,
@@ -186,7 +187,9 @@ class RunController(QObject):
             self._live_figures = (error, bound)
             # with a cost per leaf the search's values are errors + the leaves' cost
             objective = bool(self._context["params"].get("leaf_cost"))
-            win.figures.set_figures("running", t, error, bound, False, objective)
+            win.figures.set_figures("running", t, error,
+                                    bound if self._context["proves"] else None, False,
+                                    objective)
             win.set_status(f"Running {label}… best so far: "
                            f"{'objective' if objective else 'error'} {format_count(error)}"
                            f"{f', lower bound {format_count(bound)}' if bound > 0 else ''}"

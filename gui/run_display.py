@@ -151,15 +151,9 @@ class RunDisplay(QObject):
         """The history lists the state's runs, the very records (a reopened session's
         runs have the numbers of the ones they replace, not their identity)."""
         self.win.live_label = None
-        self.win.unsaved = bool(runs)
         shown = self.win.results.runs
         if len(shown) != len(runs) or any(a is not b for a, b in zip(shown, runs)):
             self.win.results.set_runs(runs)
-
-    def run_estimated(self, run: RunRecord) -> None:
-        """`run`'s accuracy on new rows arrived: shown, and not yet in a saved session."""
-        self.win.unsaved = True
-        self.run_updated(run)
 
     def run_updated(self, run: RunRecord) -> None:
         """`run`'s accuracy on new rows moved on (a split done) or arrived: its history

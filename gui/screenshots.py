@@ -127,7 +127,7 @@ def take_diagram(folder: Path, size: str = DEFAULT_SIZE) -> list[Path]:
     app, window = _open_window(folder, size)
     shots: list[Path] = []
     _diagram(app, window, _shooter(app, window, folder, shots))
-    window.unsaved = False   # nothing of a developer tool's runs to save
+    window.state.mark_saved()   # nothing of a developer tool's runs to save
     window.close()
     return shots
 
@@ -189,7 +189,7 @@ def take(folder: Path, size: str = DEFAULT_SIZE) -> list[Path]:
 
     # 6. a decision diagram
     _diagram(app, window, shoot)
-    window.unsaved = False   # nothing of a developer tool's runs to save
+    window.state.mark_saved()   # nothing of a developer tool's runs to save
     window.close()
     return shots
 
@@ -282,7 +282,7 @@ def take_analysis(folder: Path, size: str = DEFAULT_SIZE) -> list[Path]:
     tools.search_edit.setText("income")
     tools.find_next()
     shoot("big-tree.png")
-    window.unsaved = False   # nothing of a developer tool's runs to save
+    window.state.mark_saved()   # nothing of a developer tool's runs to save
     window.close()
     return shots
 

@@ -10,8 +10,18 @@ from __future__ import annotations
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QWidget
 
 from engine.data.features import format_count
+from engine.solvers import get_solver
 from gui.results_panel import LOSS_COLOUR, errors_text, weighted
 from gui.runs import RunRecord, relative_gap
+
+
+def proves_bounds(algorithm: str) -> bool:
+    """Whether `algorithm` computes a lower bound (an exact solver), so that its
+    bound and gap mean something; False for greedy, whose bound would read 0."""
+    try:
+        return get_solver(algorithm).proves_optimality
+    except Exception:  # noqa: BLE001 - a session from a build with other solvers
+        return True
 
 MUTED = "color: #505863;"
 TIPS = {"warmup": ("Numba compiles the solvers' kernels once, in the background, so the "
@@ -72,8 +82,9 @@ class RunFigures(QWidget):
         while it is estimated).  With class weights its error and bound are
         weights, not rows: the labels say "weighted" and the error's tooltip gives the
         number of rows beside the weights."""
-        self.set_figures(run.status_text, run.time_s, run.objective, run.lower_bound,
-                         run.optimal, objective=run.leaf_penalty > 0)
+        self.set_figures(run.status_text, run.time_s, run.objective,
+                         run.lower_bound if proves_bounds(run.chosen or run.algorithm)
+                         else None, run.optimal, objective=run.leaf_penalty > 0)
         self.show_new_rows(run, progress)
         if weighted(run):
             for key in ("error", "bound"):
@@ -86,7 +97,8 @@ class RunFigures(QWidget):
     def set_figures(self, status: str, elapsed: float | None, error: float | None,
                     bound: float | None, optimal: bool | None,
                     objective: bool = False) -> None:
-        """`objective`: `error` and `bound` are of errors + a cost per leaf."""
+        """`objective`: `error` and `bound` are of errors + a cost per leaf; `bound`
+        None: the algorithm has none (greedy), so there is no gap either."""
         for key in ("error", "bound"):
             self.labels[key].setToolTip(TIPS[key])
         self.labels["status"].setText(status)
@@ -99,7 +111,10 @@ class RunFigures(QWidget):
         if error is None or bound is None:
             self.labels["gap"].setText("gap —")
         else:
-            self.labels["gap"].setText(f"gap {100 * relative_gap(error, bound):.1f}%")
+            gap = 100 * relative_gap(error, bound)
+            # "gap 0.0%" beside "optimal: no" read as a contradiction
+            self.labels["gap"].setText("gap < 0.1%" if gap < 0.05 and not optimal
+                                       else f"gap {gap:.1f}%")
         self.labels["optimal"].setText("optimal —" if optimal is None else
                                        ("optimal: yes" if optimal else "optimal: no"))
         self.labels["optimal"].setStyleSheet("color: #1a7f37; font-weight: bold;"

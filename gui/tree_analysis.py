@@ -17,6 +17,7 @@ import html
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QMenu
 
+from engine.data.dataset import counted
 from engine.model.tree import Tree
 from engine.prediction import confusion_rows, node_rows, row_path
 from gui.models import is_model
@@ -73,7 +74,7 @@ class TreeAnalysis(QObject):
         shown = ", ".join(f"{count:,} {names[k]}" for k, count in enumerate(counts) if count)
         errors = int(counts.sum() - counts[tree.label[node]])
         self._show_rows(tree, rows, f"Run #{run.number}, node {node}: {rule} — "
-                        f"{len(rows):,} rows ({shown or 'none'}); predicts "
+                        f"{counted(len(rows), 'row')} ({shown or 'none'}); predicts "
                         f"{names[tree.label[node]]}, {errors:,} of them misclassified.", rule)
 
     # ------------------------------------------------------------ cell -> rows
@@ -85,7 +86,8 @@ class TreeAnalysis(QObject):
         names = model.class_names
         text = f"Rows of class {names[true]} predicted as {names[predicted]} by run #{run.number}"
         self._find(model, lambda found: self._show_rows(model, found,
-                                                        f"{text}: {len(found):,} rows."),
+                                                        f"{text}: "
+                                                        f"{counted(len(found), 'row')}."),
                    confusion_rows, model, rows.raw.frame, true, predicted)
 
     def _find(self, model, done, fn, *args) -> None:

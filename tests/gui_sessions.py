@@ -1,8 +1,10 @@
 """Random user sessions in the real window (issue 34): a Hypothesis state machine
 that opens files, changes the target, the class weights, the algorithm and the
-depth, runs, selects older runs, clicks nodes, chooses rows, predicts files, edits
-trees by hand and undoes, and checks after every step that what the window shows
-belongs to the selected run.
+depth, turns the mouse wheel over the settings, runs, selects older runs, clicks
+nodes, chooses rows, predicts files, edits trees by hand and undoes (only ever the
+run on screen's own edit), and checks after every step that what the window shows
+belongs to the selected run, that its accuracy on new rows is its own, and that the
+draft is prepared with the settings on screen.
 
 `tests/test_gui_sessions.py` runs a bounded number of sessions in CI;
 `benchmarks/gui_sessions.py` runs thousands of steps.  The tables are generated
@@ -13,16 +15,22 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication, QWidget
 
+from engine.featurize import prepare
 from engine.model.tree import Tree
 from engine.prediction import node_rows, row_path
 from gui.main_window import MainWindow
 from gui.models import is_model
+from gui.side_panel import WHEEL_EDITORS, PanelScroll
 from gui.tune_dialog import open_tune_dialog
 
 WAIT_MS = 60_000
@@ -37,11 +45,16 @@ def write_tables(folder: Path, seed: int = 0) -> dict[str, Path]:
     age = rng.integers(18, 80, n).astype(float)
     town = rng.choice([f"town{k}" for k in range(300)], n)
     colour = rng.choice(["red", "green", "blue"], n)
-    buys = np.where((age > 45) ^ (colour == "red") ^ (rng.random(n) < 0.1), "yes", "no")
+    # 40 cities of about 15 rows each: value groups beyond the values alone, which the
+    # greedy tree of the chosen depth picks (so the features depend on the depth)
+    city = rng.integers(0, 40, n)
+    buys = np.where((age > 45) ^ (colour == "red") ^ (city % 7 < 3)
+                    ^ (rng.random(n) < 0.1), "yes", "no")
     age_text = np.where(rng.random(n) < 0.05, "", age.astype(int).astype(str))
     a = folder / "people.csv"
-    a.write_text("age,town,colour,buys\n" + "".join(
-        f"{x},{t},{c},{b}\n" for x, t, c, b in zip(age_text, town, colour, buys)))
+    a.write_text("age,town,colour,city,buys\n" + "".join(
+        f"{x},{t},{c},city{k},{b}\n"
+        for x, t, c, k, b in zip(age_text, town, colour, city, buys)))
     m = 300
     size = rng.normal(10, 3, m).round(2)
     kind = rng.choice(["a", "b", "c", "d", "e", "f"], m)
@@ -73,6 +86,7 @@ class WindowSession(RuleBasedStateMachine):
         self.win.resize(1024, 640)
         self.win.show()
         self.win.set_algorithm("greedy")
+        self._checked = None   # the draft and settings last found consistent
 
     # ------------------------------------------------------------- helpers
     def settle(self) -> None:
@@ -300,6 +314,30 @@ class WindowSession(RuleBasedStateMachine):
             dialog.close()
         self.settle()
 
+    @rule(pick=st.integers(0, 100), clicks=st.sampled_from([-2, -1, 1, 2]))
+    def scroll_over_a_setting(self, pick, clicks):
+        """Issue 46: a wheel turn over a spin box or combo box the user has not clicked
+        scrolls the panel and changes no setting."""
+        win = self.win
+        panel = win.findChild(PanelScroll)
+        editors = [w for w in panel.widget().findChildren(QWidget)
+                   if isinstance(w, WHEEL_EDITORS) and w.isVisible() and w.isEnabled()
+                   and not w.hasFocus()]
+        if not editors:
+            return
+
+        def settings():
+            return (repr(win.data.prep_options()), win.algorithm(), repr(win.params()),
+                    win.time_limit(), repr(win.evaluation_box.plan()))
+        before = settings()
+        editor = editors[pick % len(editors)]
+        centre = QPointF(editor.rect().center())
+        QApplication.sendEvent(editor, QWheelEvent(
+            centre, QPointF(editor.mapToGlobal(centre.toPoint())), QPoint(),
+            QPoint(0, 120 * clicks), Qt.NoButton, Qt.NoModifier, Qt.NoScrollPhase, False))
+        self.settle()
+        assert settings() == before
+
     # ---------------------------------------------------------- invariants
     @invariant()
     def the_screen_belongs_to_the_selected_run(self):
@@ -333,6 +371,26 @@ class WindowSession(RuleBasedStateMachine):
             assert new_rows == f"new rows {100 * evaluation.mean_test_accuracy:.1f}%"
         else:
             assert new_rows == "new rows —", new_rows
+
+    @invariant()
+    def the_draft_is_prepared_with_the_settings_shown(self):
+        """Issue 46: after a depth change the text columns' value groups were those of
+        the old depth, and a run proved a worse tree optimal on them.  When nothing is
+        pending, the draft's features are those a fresh preparation of the table with
+        the settings on screen gives (computed again only when those settings change)."""
+        win = self.win
+        if win.dataset is None or win.preparing or win.loading:
+            return
+        options = win.data.prep_options()
+        if (options.class_weight or None) != (win.state.draft.settings.get("class_weight")
+                                              or None):
+            return   # typed and not committed yet: Run commits it (rule type_class_weights)
+        key = (id(win.dataset), repr(options))
+        if key == self._checked:
+            return
+        fresh = prepare(win.raw, replace(options, target=win.dataset.prep.target))
+        assert list(win.dataset.prep.features) == list(fresh.prep.features)
+        self._checked = key
 
     @invariant()
     def the_window_fits_a_small_screen(self):

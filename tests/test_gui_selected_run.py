@@ -11,6 +11,7 @@ from test_gui_support import (  # noqa: F401 - isolated_settings is autouse
     isolated_settings,
     open_window,
     ready,
+    run_and_validate,
     run_and_wait,
     write_people_csv,
 )
@@ -222,7 +223,32 @@ def test_quit_asks_before_unsaved_runs_are_lost(qtbot, tmp_path):
     win._message_box.button(QMessageBox.Discard).click()
     qtbot.waitUntil(lambda: not win.isVisible())
     other = open_window(qtbot, write_people_csv(tmp_path / "other.csv"))
-    run_and_wait(qtbot, other)
+    run_and_validate(qtbot, other)
+    run_and_validate(qtbot, other)
+    assert other.files.save_session(tmp_path / "saved.orchard.json") and not other.unsaved
+    run_and_validate(qtbot, other)
+    other.close()                                # only the run after the save counts
+    assert "1 run is not saved" in other._message_box.text()
+    other._message_box.button(QMessageBox.Cancel).click()
     assert other.files.save_session(tmp_path / "saved.orchard.json") and not other.unsaved
     other.close()                                # saved: no question
     assert not other.isVisible()
+
+
+def test_save_session_starts_where_the_last_session_was_kept(qtbot, tmp_path, monkeypatch):
+    """It started in the data's folder every time (a shared or read-only one, often)."""
+    from gui import settings as user_settings
+    from gui.file_actions import QFileDialog
+
+    (tmp_path / "data").mkdir()
+    win = open_window(qtbot, write_people_csv(tmp_path / "data" / "people.csv"))
+    asked = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        staticmethod(lambda parent, title, start, kinds: (
+                            asked.append(start) or ("", ""))))
+    win.files.save_session_dialog()
+    assert asked[-1] == str(tmp_path / "data" / "people.orchard.json")   # the first time
+    (tmp_path / "sessions").mkdir()
+    user_settings.remember_folder("session", tmp_path / "sessions" / "old.orchard.json")
+    win.files.save_session_dialog()
+    assert asked[-1] == str(tmp_path / "sessions" / "people.orchard.json")

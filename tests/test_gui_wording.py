@@ -194,6 +194,23 @@ def test_unweighted_figures_count_rows(qtbot, loans):
     assert re.search(r": [\d,]+ rows? \(", tip)
 
 
+def test_the_figures_show_no_bound_or_gap_for_greedy_and_no_zero_gap_unproven(
+        qtbot, loans):
+    """Greedy has no lower bound: "bound 0 · gap 100.0%" said nothing true; and an
+    unproven tree's gap rounded to "gap 0.0%" beside "optimal: no"."""
+    figures = RunFigures()
+    qtbot.addWidget(figures)
+    figures.show_run(record(loans, "greedy"))
+    assert (figures.text("bound"), figures.text("gap")) == ("bound —", "gap —")
+    exact = record(loans, "contree")
+    figures.show_run(exact)
+    assert exact.optimal and figures.text("gap") == "gap 0.0%"
+    figures.set_figures("time limit reached", 1.0, 2000.0, 1999.5, False)
+    assert figures.text("gap") == "gap < 0.1%" and figures.text("optimal") == "optimal: no"
+    figures.set_figures("time limit reached", 1.0, 20.0, 10.0, False)
+    assert figures.text("gap") == "gap 50.0%"
+
+
 # ------------------------------------------------------------ plurals, times
 def test_the_reason_auto_gives_has_plurals_and_readable_times():
     one = prepare(parse_text("x,class\n" + "".join(f"{k},{'ab'[k % 2]}\n"
