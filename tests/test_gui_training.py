@@ -178,7 +178,8 @@ def test_closing_during_a_solve_stops_it_cleanly(qtbot, monkeypatch):
 
 def test_closing_during_a_real_greedy_solve(qtbot, tmp_path):
     win = open_window(qtbot, LOANS)
-    win.depth_spin.setValue(12)
+    win.depth_spin.setValue(12)   # the text columns' value groups are prepared again
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
     win.run_button.click()
     worker = win.runner.worker
     started = time.monotonic()
