@@ -52,6 +52,15 @@ def percent(value: float | None) -> str:
     return "—" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
 
 
+def baseline_rows(ev) -> list[tuple[str, str]]:
+    """The baselines an evaluation scored on the same held-out rows, as summary rows
+    (the Results tab's and the report's)."""
+    return [(name, percent(value)) for name, value in (
+        ("Most common class, same rows", ev.mean_majority_accuracy),
+        ("Greedy tree, same depth and rows", ev.mean_greedy_accuracy))
+        if ev.folds and not math.isnan(value)]
+
+
 def weighted(run: RunRecord) -> bool:
     """Whether `run`'s rows were weighted by class: its errors are then weights."""
     return bool(run.data_settings.get("class_weight"))
@@ -462,11 +471,7 @@ class ResultsPanel(QWidget):
                              percent(matrix_balanced_accuracy(ev.test_confusion()))))
             if len(ev.folds) > 1:
                 rows.append(("Per fold", ", ".join(percent(a) for a in ev.test_accuracies)))
-            for name, value in (("Most common class, same rows", ev.mean_majority_accuracy),
-                                ("Greedy tree, same depth and rows",
-                                 ev.mean_greedy_accuracy)):
-                if ev.folds and not math.isnan(value):
-                    rows.append((name, percent(value)))
+            rows += baseline_rows(ev)
         elif fold_text:
             rows.append(("Test accuracy", html.escape(fold_text)))
         if is_model(tree):

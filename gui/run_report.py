@@ -8,7 +8,6 @@ The tree's picture is the caller's: it passes PNG bytes (or None) from the view.
 
 from __future__ import annotations
 
-import math
 import tempfile
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from gui.image_export import save_tree_image
 from gui.models import is_model, kind_name, size_text
 from gui.results_panel import (
     algorithm_text,
+    baseline_rows,
     bound_text,
     error_unit,
     errors_text,
@@ -104,10 +104,7 @@ def _metrics(run: RunRecord) -> list[tuple[str, str]]:
                          percent(matrix_balanced_accuracy(ev.test_confusion()))))
         if len(ev.folds) > 1:
             rows.append(("Per fold", ", ".join(percent(a) for a in ev.test_accuracies)))
-        rows += [(name, percent(value)) for name, value in (
-            ("Most common class, same rows", ev.mean_majority_accuracy),
-            ("Greedy tree, same depth and rows", ev.mean_greedy_accuracy))
-            if ev.folds and not math.isnan(value)]
+        rows += baseline_rows(ev)
     if is_model(run.tree):
         rows.append((kind_name(run.tree), size_text(run.tree)))
     rows.append(("Time", f"{run.time_s:.2f} s"))
