@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 from engine.data.features import format_count
 from engine.metrics import matrix_balanced_accuracy
 from gui.confusion_view import ConfusionView
+from engine.solvers import get_solver
 from gui.models import is_model, kind_name, size_text
 from gui.runs import RunRecord
 
@@ -71,9 +72,20 @@ def error_unit(run: RunRecord) -> str:
     return "weighted errors" if weighted(run) else "errors"
 
 
+def proves_bounds(algorithm: str) -> bool:
+    """Whether `algorithm` computes a lower bound (an exact solver), so that its
+    bound and gap mean something; False for greedy, whose bound would read 0."""
+    try:
+        return get_solver(algorithm).proves_optimality
+    except Exception:  # noqa: BLE001 - a session from a build with other solvers
+        return True
+
+
 def bound_text(run: RunRecord) -> str:
     """The lower bound and the gap; with a cost per leaf, of the objective the search
     minimised (errors + the leaves' cost), which is then named."""
+    if not proves_bounds(run.chosen or run.algorithm):
+        return "none (this algorithm proves no bound)"
     gap = f"gap {100 * run.gap:.1f}%"
     if not run.leaf_penalty:
         return f"{format_count(run.lower_bound)} {error_unit(run)} ({gap})"
@@ -172,7 +184,8 @@ class HistoryModel(QAbstractTableModel):
             str(run.number), algorithm_text(run), depth_text(run),
             str(run.data_settings.get("binarize", "")), f"{run.n_features:,}",
             percent(run.train_accuracy), percent(run.test_accuracy), format_count(run.train_error),
-            format_count(run.lower_bound), run.status_text, f"{run.time_s:.2f} s",
+            format_count(run.lower_bound) if proves_bounds(run.chosen or run.algorithm)
+            else "—", run.status_text, f"{run.time_s:.2f} s",
             str(tree.n_leaves) if is_model(tree) else "", run.dataset_name)
         return values[column]
 

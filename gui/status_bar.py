@@ -10,18 +10,9 @@ from __future__ import annotations
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QWidget
 
 from engine.data.features import format_count
-from engine.solvers import get_solver
-from gui.results_panel import LOSS_COLOUR, errors_text, weighted
+from gui.results_panel import LOSS_COLOUR, errors_text, proves_bounds, weighted
 from gui.runs import RunRecord, relative_gap
 
-
-def proves_bounds(algorithm: str) -> bool:
-    """Whether `algorithm` computes a lower bound (an exact solver), so that its
-    bound and gap mean something; False for greedy, whose bound would read 0."""
-    try:
-        return get_solver(algorithm).proves_optimality
-    except Exception:  # noqa: BLE001 - a session from a build with other solvers
-        return True
 
 MUTED = "color: #505863;"
 TIPS = {"warmup": ("Numba compiles the solvers' kernels once, in the background, so the "

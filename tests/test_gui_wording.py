@@ -27,7 +27,7 @@ from engine.solvers.auto import choose
 from engine.training import train
 from gui.confusion_view import WEIGHTED_NOTE
 from gui.progress_chart import ProgressChart
-from gui.results_panel import HISTORY_COLUMNS, HistoryModel, ResultsPanel
+from gui.results_panel import HISTORY_COLUMNS, HistoryModel, ResultsPanel, bound_text
 from gui.run_report import report_for_run
 from gui.runs import RunOutcome, RunRecord
 from gui.status_bar import RunFigures
@@ -200,8 +200,11 @@ def test_the_figures_show_no_bound_or_gap_for_greedy_and_no_zero_gap_unproven(
     unproven tree's gap rounded to "gap 0.0%" beside "optimal: no"."""
     figures = RunFigures()
     qtbot.addWidget(figures)
-    figures.show_run(record(loans, "greedy"))
+    greedy = record(loans, "greedy")
+    figures.show_run(greedy)
     assert (figures.text("bound"), figures.text("gap")) == ("bound —", "gap —")
+    assert bound_text(greedy) == "none (this algorithm proves no bound)"
+    assert HistoryModel().cell(greedy, HISTORY_COLUMNS.index("Lower bound")) == "—"
     exact = record(loans, "contree")
     figures.show_run(exact)
     assert exact.optimal and figures.text("gap") == "gap 0.0%"
