@@ -17,6 +17,7 @@ never makes the tree worse.  The same two steps (`solve_under`, `graft`) build t
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -207,6 +208,7 @@ class Resolved:
     old_objective: float = math.nan   # with the run's cost per leaf: error + leaves' cost
     new_objective: float = math.nan
     subtree: Tree | None = None       # the new subtree (in the tree's terms) when better
+    below: bool = False               # the node's split kept, its children re-solved
 
     @property
     def improved(self) -> bool:
@@ -218,11 +220,15 @@ class Resolved:
             cost = ("" if self.new_objective == self.new_error else
                     f" (errors + cost per leaf: {format_count(self.old_objective)} to "
                     f"{format_count(self.new_objective)})")
-            return (f"Re-solved {self.name} ({self.rows:,} rows, depth {self.depth}): its "
+            done = "Optimised below" if self.below else "Re-solved"
+            return (f"{done} {self.name} ({self.rows:,} rows, depth {self.depth}): its "
                     f"error went from {format_count(self.old_error)} to "
                     f"{format_count(self.new_error)}{cost}.")
-        proof = "is optimal" if self.result.optimal else "was not beaten within the time"
-        return (f"The subtree of {self.name} ({self.rows:,} rows, depth {self.depth}) "
+        what, (is_, was) = (("The subtrees below", ("are", "were")) if self.below else
+                            ("The subtree of", ("is", "was")))
+        proof = f"{is_} optimal" if self.result.optimal else \
+            f"{was} not beaten within the time"
+        return (f"{what} {self.name} ({self.rows:,} rows, depth {self.depth}) "
                 f"{proof}: the tree is unchanged (error {format_count(self.old_error)}).")
 
 
@@ -260,6 +266,49 @@ def resolve_subtree(tree: Tree, data: Dataset, node: int, depth_limit: int | Non
                               f"{format_count(resolved.old_error)} -> "
                               f"{format_count(resolved.new_error)})")
     return resolved
+
+
+def optimise_below(tree: Tree, data: Dataset, node: int, depth_limit: int | None,
+                   monitor: Monitor | None = None, params: dict | None = None) -> Resolved:
+    """Keep `node`'s split and re-solve the subtrees under both its children
+    optimally, in one edit: the step after a split made by hand ("optimise below
+    here").  Each child gets the depth left under it (at least 1), the run's least
+    leaf and cost per leaf, and its share of the time limit; a child's new subtree is
+    kept only when it is better, so the tree never gets worse.
+    """
+    _check_node(tree, node)
+    if tree.is_leaf(node):
+        raise ParameterError(f"{node_text(tree, node)[0].upper()}{node_text(tree, node)[1:]}"
+                             " is a leaf: split it first, or re-solve it to grow it.")
+    algorithm, params = resolve_algorithm(tree), params or {}
+    children = [int(tree.left[node]), int(tree.right[node])]
+    parts, grafts = [], {}
+    for i, child in enumerate(children):
+        depth = max(1, remaining_depth(tree, child, depth_limit))
+        with nullcontext() if monitor is None else monitor.share(1.0 / (len(children) - i)):
+            part = solve_under(tree, data, child, depth, monitor, algorithm, params)
+        parts.append(part)
+        if part.subtree is not None:
+            grafts[child] = part.subtree
+    old_error = sum(p.old_error for p in parts)
+    new_error = sum(p.new_error for p in parts)
+    resolved = Resolved(tree, node, node_text(tree, node), max(p.depth for p in parts),
+                        sum(p.rows for p in parts), old_error, new_error,
+                        _joined(parts), sum(p.old_objective for p in parts),
+                        sum(p.new_objective for p in parts), below=True)
+    if grafts:
+        resolved.tree = graft(tree, grafts, f"optimised below {resolved.name} (depth "
+                              f"{resolved.depth}, error {format_count(old_error)} -> "
+                              f"{format_count(new_error)})")
+    return resolved
+
+
+def _joined(parts: list[Resolved]) -> Result:
+    """One result for several re-solved subtrees: optimal only if every one was."""
+    first = parts[0].result
+    return replace(first, optimal=all(p.result.optimal for p in parts),
+                   status=next((p.result.status for p in parts if not p.result.optimal),
+                               first.status))
 
 
 def solve_under(tree: Tree, data: Dataset, node: int, depth: int, monitor: Monitor | None,

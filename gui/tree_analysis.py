@@ -3,7 +3,8 @@
 A click on a node shows its rows in the Data tab; a row chosen in the table, or
 typed in Run → Test a row, lights its path; a confusion-matrix cell shows the rows
 it counts; a right-click on a node offers its rows and the edits by hand
-(`gui.tree_editing`); Run → Predict a file opens its dialog.  The answers come from
+(`gui.tree_editing`), splitting by hand among ranked candidates included
+(`gui.split_dialog`); Run → Predict a file opens its dialog.  The answers come from
 plain engine functions (`engine.prediction`); finding rows runs in a worker, since
 two million rows take a moment.  The window builds one `TreeAnalysis` and wires its
 views' signals to it; this object owns what those answers need (the worker, the last
@@ -23,6 +24,7 @@ from engine.prediction import confusion_rows, node_rows, row_path
 from gui.models import is_model
 from gui.predict_dialog import PredictDialog
 from gui.row_form import RowForm, first_row_values
+from gui.split_dialog import SplitDialog
 from gui.tree_editing import TreeEditor
 from gui.worker import Worker, error_message
 
@@ -34,6 +36,8 @@ class TreeAnalysis(QObject):
         self._data_tab = data_tab
         self._worker: Worker | None = None      # finding the rows of a node or cell
         self.node_menu: QMenu | None = None     # the last node's right-click menu
+        self.split_dialog: SplitDialog | None = None   # the open Split by hand, if any
+        window.state.selection_changed.connect(self._close_split_dialog)
 
     # ------------------------------------------------------------ its rows
     def _rows(self, what: str):
@@ -181,10 +185,15 @@ class TreeAnalysis(QObject):
                 .setEnabled(not tree.is_leaf(node))
         if TreeEditor.editable(run) and tree is run.tree and not win.running:
             menu.addSeparator()
-            menu.addAction("Collapse into a leaf", lambda: self.collapse_node(node)) \
-                .setEnabled(not tree.is_leaf(node))
+            leaf = tree.is_leaf(node)
+            menu.addAction("Split by hand…" if leaf else "Change its split by hand…",
+                           lambda: self.open_split_dialog(node))
+            menu.addAction("Optimise below this split", lambda: self.optimise_node(node)) \
+                .setEnabled(not leaf)
             menu.addAction("Re-solve this subtree optimally",
                            lambda: self.resolve_node(node))
+            menu.addAction("Collapse into a leaf", lambda: self.collapse_node(node)) \
+                .setEnabled(not leaf)
             menu.addSeparator()
             menu.addAction(win.undo_action)
             menu.addAction(win.redo_action)
@@ -196,17 +205,64 @@ class TreeAnalysis(QObject):
         if not win.running and win.current_run is not None:
             win.editor.collapse(win.current_run, node)
 
+    def _training_rows(self, run, what: str):
+        """The dataset `run` trained on, or None with the reason in a dialog."""
+        rows = self.window.state.data_of(run)
+        if rows is None:
+            self.window.show_error(f"{what} needs the rows run #{run.number} was trained "
+                                   f"on: open {run.dataset_name or 'its data file'} with "
+                                   "the same options, then try again.")
+            return None
+        return rows.dataset
+
+    def _editable_run(self):
+        win = self.window
+        run = win.current_run
+        return None if win.running or run is None or not TreeEditor.editable(run) else run
+
     def resolve_node(self, node: int) -> None:
         """Re-solve the subtree under a node of the run on screen on the rows that
         reach it (the data loaded must be the run's)."""
-        win = self.window
-        run = win.current_run
-        if win.running or run is None:
-            return
-        rows = win.state.data_of(run)
-        if rows is None:
-            win.show_error(f"Re-solving needs the rows run #{run.number} was trained on: "
-                           f"open {run.dataset_name or 'its data file'} with the same "
-                           "options, then try again.")
-            return
-        win.editor.resolve(run, node, rows.dataset, win.time_limit())
+        run = self._editable_run()
+        data = run and self._training_rows(run, "Re-solving")
+        if data is not None:
+            self.window.editor.resolve(run, node, data, self.window.time_limit())
+
+    def optimise_node(self, node: int) -> None:
+        """Keep a node's split and grow optimal subtrees under both its sides."""
+        run = self._editable_run()
+        data = run and self._training_rows(run, "Optimising below a split")
+        if data is not None:
+            self.window.editor.optimise_below(run, node, data, self.window.time_limit())
+
+    def open_split_dialog(self, node: int) -> SplitDialog | None:
+        """Split by hand: the node's candidate splits ranked, in a dialog that belongs
+        to the run on screen (it closes when another run is selected)."""
+        run = self._editable_run()
+        data = run and self._training_rows(run, "Splitting by hand")
+        if data is None:
+            return None
+        self._close_split_dialog()
+
+        def chosen(candidate, optimise: bool) -> None:
+            win = self.window
+            if win.current_run is not run or win.running:
+                win.set_status(f"Run #{run.number} is no longer on screen: its split was "
+                               "not made.")
+                return
+            record = win.editor.split(run, node, data, candidate)
+            if record is not None and optimise:
+                win.editor.optimise_below(record, node, data, win.time_limit())
+
+        dialog = self.split_dialog = SplitDialog(run, node, data, chosen, self.window)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        dialog.destroyed.connect(lambda: setattr(self, "split_dialog", None)
+                                 if self.split_dialog is dialog else None)
+        dialog.show()
+        return dialog
+
+    def _close_split_dialog(self, selected=None) -> None:
+        dialog = self.split_dialog
+        if dialog is not None and (selected is None or selected is not dialog.run):
+            self.split_dialog = None
+            dialog.close()

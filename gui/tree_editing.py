@@ -1,4 +1,5 @@
-"""Editing the tree on screen by hand: collapse a node, re-solve a subtree, undo, redo.
+"""Editing the tree on screen by hand: split a node, collapse one, re-solve a subtree
+or optimise below a split, undo, redo.
 
 A thin layer over `engine.editing`: every edit makes a new run (`RunRecord.edited`)
 that the history lists next to the one it came from, so what the window shows always
@@ -6,8 +7,10 @@ belongs to one run and says which ("#5 Blossom on loans.csv, #3 edited").  Undo
 belongs to the selected run: it takes that run out of the history when it is an edit
 nothing was edited from since, and shows the run it came from; redo puts back the
 edit last undone on the selected run.  An edit on another run, or another file, is
-never undone from here.  Re-solving trains a solver, so it runs in a worker with its own Monitor (the
-window's time limit; Stop cancels it) and reports one sentence when it ends.
+never undone from here.  Splitting and collapsing are at once; re-solving and
+optimising below a split train a solver, so they run in a worker with their own
+Monitor (the window's time limit; Stop cancels it) and report one sentence when they
+end.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Signal
 
 from engine.data.features import format_count
-from engine.editing import collapse, node_text, resolve_subtree
+from engine.editing import collapse, node_text, optimise_below, resolve_subtree
 from engine.model.tree import Tree
+from engine.splits import Candidate, split_node
 from engine.solvers.monitor import Monitor
 from gui.runs import RunRecord
 from gui.worker import Worker
@@ -75,11 +79,21 @@ class TreeEditor(QObject):
     # ------------------------------------------------------------------ edits
     def collapse(self, run: RunRecord, node: int) -> RunRecord | None:
         """Collapse `node` of `run`'s tree into a leaf (at once: no data needed)."""
+        return self._at_once(run, lambda: collapse(run.tree, node))
+
+    def split(self, run: RunRecord, node: int, data, candidate: Candidate
+              ) -> RunRecord | None:
+        """Split `node` of `run`'s tree by `candidate` (`engine.splits`; `data`, the
+        rows it trained on), at once."""
+        return self._at_once(run, lambda: split_node(run.tree, data, node, candidate))
+
+    def _at_once(self, run: RunRecord, edit: Callable[[], Tree]) -> RunRecord | None:
+        """A new run from `edit()` of `run`'s tree, or None with its error said."""
         if self.busy or not self.editable(run):
             return None
         start = time.perf_counter()
         try:
-            tree = collapse(run.tree, node)
+            tree = edit()
         except Exception as exc:  # noqa: BLE001 - one sentence to the user
             self.failed.emit(str(exc))
             return None
@@ -93,11 +107,23 @@ class TreeEditor(QObject):
     def resolve(self, run: RunRecord, node: int, data, time_limit: float | None) -> None:
         """Re-solve the subtree under `node` on `data` (the rows `run` trained on) in
         the background; `edited` follows if the error went down, `said` in any case."""
+        self._solve(run, resolve_subtree, node, data, time_limit,
+                    f"Re-solving {node_text(run.tree, node)}")
+
+    def optimise_below(self, run: RunRecord, node: int, data,
+                       time_limit: float | None) -> None:
+        """Keep `node`'s split and re-solve the subtrees under both its children, in
+        the background (`engine.editing.optimise_below`)."""
+        self._solve(run, optimise_below, node, data, time_limit,
+                    f"Optimising below {node_text(run.tree, node)}")
+
+    def _solve(self, run: RunRecord, fn, node: int, data, time_limit: float | None,
+               doing: str) -> None:
         if self.busy or not self.editable(run):
             return
         monitor = Monitor(time_limit)
-        worker = Worker(resolve_subtree, run.tree, data, node, run.depth_limit, monitor,
-                        None, run.params, on_cancel=monitor.cancel, name="orchard-resolve")
+        worker = Worker(fn, run.tree, data, node, run.depth_limit, monitor,
+                        params=run.params, on_cancel=monitor.cancel, name="orchard-resolve")
         start = time.perf_counter()
         worker.finished.connect(
             lambda out: self._resolved(run, out, time.perf_counter() - start))
@@ -105,8 +131,8 @@ class TreeEditor(QObject):
         worker.cancelled.connect(lambda: self._resolve_failed(""))
         self._worker = worker
         self.busy_changed.emit(True)
-        self.said.emit(f"Re-solving {node_text(run.tree, node)} of run #{run.number} on "
-                       "the rows that reach it… (Stop keeps the tree as it is)")
+        self.said.emit(f"{doing} of run #{run.number} on the rows that reach it… (Stop "
+                       "keeps the tree as it is)")
         worker.start()
 
     def stop(self) -> None:
@@ -129,7 +155,7 @@ class TreeEditor(QObject):
         if message:
             self.failed.emit(message)
         else:
-            self.said.emit("Re-solving was stopped before it had a subtree; the tree is "
+            self.said.emit("Stopped before a better subtree was found; the tree is "
                            "unchanged.")
 
     def _add(self, record: RunRecord, parent: RunRecord) -> None:

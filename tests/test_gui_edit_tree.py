@@ -146,7 +146,9 @@ def test_the_node_menu_offers_the_edits(qtbot):
         view.centerOn(item)
         offered.append(right_click(view.mapFromScene(item.sceneBoundingRect().center())))
     assert offered[0]["Collapse into a leaf"] and offered[0]["Re-solve this subtree optimally"]
+    assert offered[0]["Change its split by hand…"] and offered[0]["Optimise below this split"]
     assert not offered[1]["Collapse into a leaf"]   # a leaf has nothing to collapse
+    assert offered[1]["Split by hand…"] and not offered[1]["Optimise below this split"]
     assert "Show its rows" in offered[1]
     assert right_click(QPoint(1, 1)) is None   # no menu off the nodes
     win.close()
@@ -166,3 +168,95 @@ def test_an_edited_run_survives_a_session(qtbot, tmp_path):
     frame = read_table(LOANS).frame
     assert (edited.tree.predict_frame(frame) == edited.tree.label[0]).all()
     other.close()
+
+
+def ranked_dialog(qtbot, win, node):
+    dialog = win.analysis.open_split_dialog(node)
+    qtbot.waitUntil(lambda: dialog.splits is not None, timeout=60_000)
+    return dialog
+
+
+def test_a_split_by_hand_at_the_root_then_optimised_below(qtbot, tmp_path):
+    """JMP's Split on Orchard's objective: the candidates ranked, a competitor chosen
+    at the root, the optimal subtrees grown under it; each step an edit Undo knows,
+    and a session keeps them."""
+    win = trained(qtbot, depth=3)
+    run = win.current_run
+    dialog = ranked_dialog(qtbot, win, 0)
+    splits = dialog.splits
+    assert "Run #" in dialog.header.text() and "the root" in dialog.header.text()
+    worths = [c.worth for c in splits.candidates]
+    assert worths == sorted(worths, reverse=True)
+    assert dialog.table.rowCount() == min(len(splits.candidates), 400)
+    assert any("(its split now)" in dialog.table.item(i, 0).text()
+               for i in range(dialog.table.rowCount()))
+    # a competitor: the best split on a column the root does not test
+    root_column = run.tree.features[run.tree.feature[0]].column
+    row = next(i for i, c in enumerate(dialog._rows)
+               if win.dataset.features[c.feature].column != root_column)
+    competitor = dialog._rows[row]
+    dialog.table.selectRow(row)
+    assert dialog.chosen is competitor
+    dialog.optimise_button.click()
+    split = win.current_run
+    assert split.edited_from == run.number and f"'{competitor.condition}'" in split.message
+    assert split.tree.is_leaf(int(split.tree.left[0]))
+    assert split.train_error == error_on_rows(win, split.tree)
+    qtbot.waitUntil(lambda: not win.editor.busy, timeout=120_000)
+    optimised = win.current_run
+    assert optimised.edited_from == split.number
+    assert "optimised below the root" in optimised.message
+    assert optimised.tree.features[optimised.tree.feature[0]].condition(
+        True, float(optimised.tree.threshold[0])) == competitor.condition
+    assert optimised.train_error == error_on_rows(win, optimised.tree) <= split.train_error
+    assert optimised.tree.depth <= 3
+
+    path = tmp_path / "s.orchard"
+    assert win.files.save_session(path)
+    win.undo_action.trigger()
+    assert win.current_run is split
+    win.undo_action.trigger()
+    assert win.current_run is run and [r.number for r in win.state.runs] == [run.number]
+    win.close()
+    other = open_window(qtbot, None)
+    assert other.files.open_session(path)
+    reopened = other.results.runs[-1]
+    assert reopened.tree.edits == optimised.tree.edits
+    frame = read_table(LOANS).frame
+    assert (reopened.tree.predict_frame(frame) == optimised.tree.predict_frame(frame)).all()
+    other.close()
+
+
+def test_a_typed_threshold_splits_a_leaf_where_the_user_says(qtbot):
+    win = trained(qtbot, depth=1)
+    tree = win.tree
+    leaf = int(np.flatnonzero(tree.feature < 0)[0])
+    dialog = ranked_dialog(qtbot, win, leaf)
+    assert not dialog.surrogates.isVisible()   # a leaf has no split to stand in for
+    row = next(i for i, c in enumerate(dialog._rows)
+               if not win.dataset.features[c.feature].binary)
+    dialog.table.selectRow(row)
+    assert dialog.threshold_edit.isEnabled()
+    dialog.threshold_edit.setText("not a number")
+    dialog.try_button.click()
+    assert "is not a number" in dialog.choice_label.text()
+    column = win.dataset.features[dialog._rows[row].feature].column
+    values = win.dataset.X[:, dialog._rows[row].feature]
+    typed = float(np.median(values))
+    dialog.threshold_edit.setText(str(typed))
+    dialog.try_button.click()
+    assert dialog.chosen.threshold == typed and dialog.chosen.condition.startswith(column)
+    dialog.split_button.click()
+    edited = win.current_run
+    assert edited.tree.threshold[leaf] == typed and not edited.tree.is_leaf(leaf)
+    assert edited.train_error == error_on_rows(win, edited.tree)
+    # a 0/1 candidate takes no threshold of its own
+    dialog = ranked_dialog(qtbot, win, int(edited.tree.left[leaf]))
+    binary = [i for i, c in enumerate(dialog._rows) if win.dataset.features[c.feature].binary]
+    if binary:
+        dialog.table.selectRow(binary[0])
+        assert not dialog.threshold_edit.isEnabled()
+    # another run selected: the dialog, which belongs to this one, closes
+    win.results.select_runs([win.state.runs[0].number])
+    assert win.analysis.split_dialog is None
+    win.close()
