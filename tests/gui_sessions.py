@@ -19,12 +19,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QApplication, QWidget
 
+from engine.editing import training_matrix
 from engine.featurize import prepare
 from engine.model.tree import Tree
 from engine.prediction import node_rows, row_path
@@ -178,6 +180,7 @@ class WindowSession(RuleBasedStateMachine):
         win.time_spin.setValue(before[2])
         self.settle()
 
+    @precondition(lambda self: len(self.win.state.runs) >= 2)
     @rule(a=st.integers(0, 50), b=st.integers(0, 50))
     def compare_runs(self, a, b):
         if len(self.win.state.runs) < 2:
@@ -189,6 +192,7 @@ class WindowSession(RuleBasedStateMachine):
         if len(numbers) > 1:
             assert self.win.current_run.number in numbers
 
+    @precondition(lambda self: bool(self.win.state.runs))
     @rule()
     def save_and_reopen_session(self):
         if not self.win.state.runs:
@@ -201,6 +205,7 @@ class WindowSession(RuleBasedStateMachine):
         self.settle()
         assert [r.number for r in win.state.runs] == numbers
 
+    @precondition(lambda self: bool(self.win.state.runs))
     @rule(pick=st.integers(0, 50))
     def select_run(self, pick):
         if not self.win.state.runs:
@@ -261,6 +266,32 @@ class WindowSession(RuleBasedStateMachine):
         if inner.size:
             self.win.analysis.collapse_node(int(inner[pick % inner.size]))
         self.settle()
+
+    @rule(pick=st.integers(0, 200), row=st.integers(0, 50), optimise=st.booleans())
+    def split_by_hand(self, pick, row, optimise):
+        """Split by hand from the ranked candidates, maybe optimising below: a new
+        edit of the run on screen whose errors are those counted on its rows."""
+        win = self.win
+        if not self.finished_model or not isinstance(win.tree, Tree) \
+                or win.state.data_of(win.current_run) is None:
+            return
+        run, node = win.current_run, pick % win.tree.n_nodes
+        dialog = win.analysis.open_split_dialog(node)
+        self.qtbot.waitUntil(lambda: dialog.splits is not None
+                             or "cannot be ranked" in dialog.header.text(), timeout=WAIT_MS)
+        if not dialog.table.rowCount():
+            dialog.close()
+            return
+        dialog.table.selectRow(row % dialog.table.rowCount())
+        chosen = dialog.chosen
+        (dialog.optimise_button if optimise else dialog.split_button).click()
+        self.settle()
+        edits = [r for r in win.state.runs if r.edited_from == run.number]
+        assert edits and f"'{chosen.condition}'" in edits[-1].message
+        edited = win.current_run
+        data = win.state.data_of(edited).dataset
+        assert edited.train_error == pytest.approx(edited.tree.error(
+            training_matrix(edited.tree, data), data.y, data.w))
 
     @rule(redo=st.booleans())
     def undo_or_redo(self, redo):
