@@ -18,9 +18,11 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from engine.data.columns import ColumnKind
 from engine.data.dataset import PrepOptions, counted
+from engine.evaluation import Plan
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.training import default_binarization
+from gui import file_settings
 from gui import settings as user_settings
 from gui.algorithm_panel import is_sat
 from gui.app_state import AppState
@@ -86,22 +88,29 @@ class DataController(QObject):
             win.files.open_session(path)
             return
         self._from_session = settings is not None
+        self._recalled = None if settings is not None else file_settings.recall(path)
+        self._previous_class_weight = win.data_panel.row_options()["class_weight"]
         if settings is not None:
             options = self.options_from_settings(settings)
             self._pending_choices = dict(settings.get("columns", {}))
         else:
             if self._binary_switch_needed():
                 self._switch_to_binary(notify=False)
-            options = PrepOptions(missing=win.data_panel.missing(),
-                                  binarize=win.data_panel.binarize(),
-                                  depth=win.depth_spin.value(),
-                                  **win.data_panel.row_options())
-            self._pending_choices = {}
+            # the file's own target, column uses and class weights (its last run's),
+            # or none: they never carry over from the file open before
+            own = self._recalled or {}
+            options = self.options_from_settings({
+                **win.data_panel.row_options(), "missing": win.data_panel.missing(),
+                "binarize": win.data_panel.binarize(), "target": own.get("target"),
+                "columns": own.get("columns", {}), "class_weight": own.get("class_weight")})
+            self._pending_choices = dict(own.get("columns", {}))
         win.set_status(f"Reading {path.name}…")
         win.data_panel.show_progress(f"Reading {path.name}…", 0.02)
         self.timer.stop()
         self.load_worker = self._start(self._loaded, self._load_failed, read_and_prepare,
-                                       path, options, name="orchard-read")
+                                       path, options, name="orchard-read",
+                                       adapt=None if settings is not None else
+                                       file_settings.known_only)
         self.busy_changed.emit()
 
     def _start(self, done, failed, fn, *args, **kwargs) -> Worker:
@@ -152,11 +161,36 @@ class DataController(QObject):
         win.data_panel.show_file(f"<b>{html.escape(prep.path.name)}</b><br>"
                                  f"{prep.n_rows:,} rows × {len(columns)} columns "
                                  f"(read in {prep.seconds:.1f} s)", str(prep.path))
+        said = "" if self._from_session else self._file_settings_back(prep.path.name)
         self.apply(prep)
         self.loaded.emit(prep, self._from_session)
+        if said:
+            win.set_status(said)
         win.data_view.fit_preview_columns()
         if self._binary_switch_needed():  # a session chose "none" for a binary-only solver
             self._switch_to_binary()
+
+    def _file_settings_back(self, name: str) -> str:
+        """Put the opened file's own least leaf, cost per leaf and test plan in the
+        panel (its last run's, or the defaults for a file never run), and say so."""
+        win, own = self.win, self._recalled
+        form = win.algo_panel.form
+        if own is not None:
+            form.set_everywhere({**file_settings.default_params(), **own.get("params", {})})
+            win.evaluation_box.apply_settings(own.get("plan"))
+            return file_settings.describe_recalled(name, own)
+        changed = []
+        if self._previous_class_weight:
+            changed.append("class weights")
+        defaults = file_settings.default_params()
+        now = form.values()
+        changed += [f"{k.replace('_', ' ')}" for k, v in defaults.items()
+                    if k in now and now[k] != v]
+        if win.evaluation_box.settings() != Plan().to_dict():
+            changed.append("test plan")
+        form.set_everywhere(defaults)
+        win.evaluation_box.apply_settings(Plan().to_dict())
+        return file_settings.describe_reset(name, changed)
 
     def _load_failed(self, message: str = "") -> None:
         if self.sender() is not self.load_worker or self.win.closing:

@@ -72,9 +72,12 @@ def _stage(report: Report | None, text: str, fraction: float) -> None:
 
 
 def read_and_prepare(path: str | Path, options: PrepOptions,
-                     report: Report | None = None, monitor: Monitor | None = None) -> Prepared:
+                     report: Report | None = None, monitor: Monitor | None = None,
+                     adapt: Callable[[PrepOptions, list[str]], PrepOptions] | None = None
+                     ) -> Prepared:
     """Read `path`, type its columns and prepare it (DataError if it cannot be read;
-    `Interrupted` once `monitor` is cancelled)."""
+    `Interrupted` once `monitor` is cancelled); `adapt(options, columns)` fits the
+    options to the columns read (a remembered column the file no longer has)."""
     started = time.perf_counter()
     path = Path(path)
     monitor = monitor or Monitor()
@@ -86,6 +89,8 @@ def read_and_prepare(path: str | Path, options: PrepOptions,
     _stage(report, f"Typing {len(raw.frame.columns)} columns of "
                    f"{len(raw.frame):,} rows…", 0.45)
     infos = infer_columns(raw.frame, progress=monitor.checkpoint)
+    if adapt is not None:
+        options = adapt(options, [str(c) for c in raw.frame.columns])
     prepared = prepare_table(raw, infos, options, report, path=path, monitor=monitor)
     prepared.seconds = time.perf_counter() - started
     return prepared

@@ -152,6 +152,13 @@ class ParamForm(QWidget):
             out[self._algorithm] = self.values()
         return out
 
+    def set_everywhere(self, values: dict[str, Any]) -> None:
+        """Set the parameters named in `values` for every algorithm that has them (the
+        ones that belong to a file: a file opened brings its own)."""
+        for remembered in self._remembered.values():
+            remembered.update({k: v for k, v in values.items() if k in remembered})
+        self.set_values(values)
+
     def remember(self, values: dict[str, dict[str, Any]]) -> None:
         """Restore saved values (a session); applies at once to the current algorithm."""
         self._remembered.update({k: dict(v) for k, v in values.items()})

@@ -17,6 +17,7 @@ from engine.evaluation import CrossValidation
 from engine.solvers import compile_ahead, get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
+from gui import file_settings
 from gui.app_state import AppState
 from gui.data_tasks import StageRelay
 from gui.models import is_model, size_text
@@ -127,6 +128,9 @@ class RunController(QObject):
         except Exception as exc:  # noqa: BLE001 - a parameter problem, shown to the user
             win.show_error(error_message(exc))
             return
+        if draft.path is not None:   # the file's own settings, back when it is opened
+            file_settings.remember(draft.path, file_settings.file_part(
+                rows.settings, params, win.evaluation_box.settings()))
         compile_ahead.start(algorithm)   # unless the warm-up has compiled it already
         monitor = Monitor(time_limit)
         worker = Worker(run_task, rows.dataset, algorithm, params, monitor,

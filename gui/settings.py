@@ -21,7 +21,7 @@ def app_settings() -> QSettings:
     return QSettings(QSettings.IniFormat, QSettings.UserScope, ORGANISATION, APPLICATION)
 
 
-def _as_list(value) -> list[str]:
+def as_list(value) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str):
@@ -31,7 +31,7 @@ def _as_list(value) -> list[str]:
 
 def recent_files() -> list[str]:
     """Most recently opened first; files that no longer exist are left out."""
-    return [p for p in _as_list(app_settings().value(RECENT_KEY)) if Path(p).is_file()]
+    return [p for p in as_list(app_settings().value(RECENT_KEY)) if Path(p).is_file()]
 
 
 def add_recent_file(path: str | Path) -> list[str]:

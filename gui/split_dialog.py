@@ -157,6 +157,8 @@ class SplitDialog(QDialog):
             for col, text in enumerate((s.condition, f"{s.agreement:.1%}",
                                         f"+{s.gain:.1%}")):
                 self.surrogates.setItem(row, col, QTableWidgetItem(text))
+        self.surrogates.resizeColumnsToContents()
+        self.surrogates.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
         self.surrogates.setVisible(bool(splits.surrogates))
         if self.table.rowCount():
             self.table.selectRow(0)
