@@ -257,3 +257,20 @@ def test_a_kept_greedy_tree_is_marked_through_auto_too():
     assert through_auto.stats["chosen_algorithm"] == "hybrid"
     assert bool(through_auto.stats.get("greedy_kept")) == \
         (through_auto.train_error == through_auto.stats["greedy_error"])
+
+
+def test_auto_runs_contree_only_when_its_predicted_time_fits_the_limit(monkeypatch):
+    """auto chose ConTree at up to three times the limit, said it "should prove" the
+    tree in more time than it had, and its stopped ConTree was worse than Blossom's."""
+    import engine.solvers.auto as auto
+
+    data = dataset_from_arrays(np.round(np.random.default_rng(0).random((50, 3)), 2),
+                               np.arange(50) % 2, np.ones(50), 2, binary=False)
+    for predicted, limit, expected in ((9.0, 10.0, "contree"), (10.0, 10.0, "contree"),
+                                       (11.0, 10.0, "blossom"), (29.0, 10.0, "blossom"),
+                                       (9.0, None, "contree"), (11.0, None, "blossom")):
+        monkeypatch.setattr(auto, "contree_seconds", lambda data, depth, p=predicted: p)
+        algorithm, reason = choose(data, 3, limit)
+        assert algorithm == expected, (predicted, limit)
+        if algorithm == "blossom":
+            assert f"ConTree would need about {predicted:.2g} s" in reason
