@@ -53,8 +53,13 @@ class TreeAnalysis(QObject):
             return None, None, None
         rows = win.state.data_of(run)
         if rows is None or rows.raw is not win.raw:
-            win.set_status(f"Run #{run.number} trained on {run.dataset_name or 'another file'}"
-                           f": open it again to see {what}.")
+            open_now = run.data_path is not None and win.path is not None and \
+                str(win.path.resolve()) == run.data_path
+            win.set_status(
+                f"Run #{run.number} trained on an earlier reading of {run.dataset_name}: "
+                f"run again on the table open now to see {what}." if open_now else
+                f"Run #{run.number} trained on {run.dataset_name or 'another file'}: "
+                f"open it again to see {what}.")
             return None, None, None
         if run.tree.prep.target not in rows.raw.frame.columns:
             return None, None, None

@@ -252,3 +252,21 @@ def test_save_session_starts_where_the_last_session_was_kept(qtbot, tmp_path, mo
     user_settings.remember_folder("session", tmp_path / "sessions" / "old.orchard.json")
     win.files.save_session_dialog()
     assert asked[-1] == str(tmp_path / "sessions" / "people.orchard.json")
+
+
+def test_a_run_of_an_earlier_reading_of_the_file_open_says_run_again(qtbot, tmp_path):
+    """"open it again" was the advice while that very file was open (read again
+    since, so the run's rows are another reading of it)."""
+    people = write_people_csv(tmp_path / "people.csv")
+    win = open_window(qtbot, people)
+    run_and_wait(qtbot, win)
+    first = win.current_run
+    win.load_path(people)
+    qtbot.waitUntil(lambda: ready(win) and win.raw is not win.state.data_of(first).raw,
+                    timeout=LOAD_TIMEOUT)
+    win.results.select_runs([first.number])
+    win.analysis.show_node(0)
+    text = win.result_label.text()
+    assert "Run #1 trained on an earlier reading of people.csv: run again" in text
+    assert "open it again" not in text
+    win.close()
