@@ -12,7 +12,9 @@ import html
 import re
 
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPainterPath
+from PySide6.QtWidgets import QLabel
 
 from engine.metrics import stairs
 from gui.tree_scene import PALETTE
@@ -57,12 +59,41 @@ class ProgressChart(pg.PlotWidget):
         self._comparison: list = []
         self.points: list[tuple[float, float, float]] = []
         item.setTitle("")
+        # Why a run has no curve to draw (one tree found at once, an edit by hand),
+        # over the empty plot: a non-answer is said, never left blank.
+        self.note_label = QLabel(self)
+        self.note_label.setObjectName("chart_note")
+        self.note_label.setWordWrap(True)
+        self.note_label.setAlignment(Qt.AlignCenter)
+        self.note_label.setTextFormat(Qt.PlainText)
+        self.note_label.setStyleSheet("color: #3d444d; background: rgba(255,255,255,220);"
+                                      " padding: 6px;")
+        self.note_label.hide()
+
+    def set_note(self, text: str) -> None:
+        """Say over the plot why there is nothing to draw ("" hides it)."""
+        self.note_label.setText(text)
+        self.note_label.setVisible(bool(text))
+        self._place_note()
+
+    def _place_note(self) -> None:
+        width = max(120, min(self.width() - 40, 520))
+        self.note_label.setFixedWidth(width)
+        self.note_label.adjustSize()
+        self.note_label.move((self.width() - width) // 2,
+                             (self.height() - self.note_label.height()) // 2)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if hasattr(self, "note_label"):   # (pyqtgraph resizes while being built)
+            self._place_note()
 
     # ----------------------------------------------------------------- live
     def start_run(self, title: str, objective: bool = False) -> None:
         """A new live run: nothing of the previous curve, band or comparison stays.
         `objective`: the run minimises errors + a cost per leaf, which the curves show."""
         self._clear_comparison()
+        self.set_note("")
         self.set_points([])
         self._show_own_curves(True)
         self._set_axis(objective)
@@ -86,13 +117,16 @@ class ProgressChart(pg.PlotWidget):
 
     def show_result(self, title: str, points: list[tuple[float, float, float]],
                     end: float | None, error: float | None = None,
-                    bound: float | None = None, objective: bool = False) -> None:
+                    bound: float | None = None, objective: bool = False,
+                    note: str = "") -> None:
         """A finished run's curve (also used to show a run picked from the history).
 
         `points` may end before the final bound was proven: the curves are extended
         to `end` with the last error and the result's bound (`bound`).  `objective`:
-        the values are errors + a cost per leaf (`error` is then that objective)."""
+        the values are errors + a cost per leaf (`error` is then that objective);
+        `note` says why there is no curve, when there is none."""
         self._clear_comparison()
+        self.set_note(note)
         self._show_own_curves(True)
         self._set_axis(objective)
         self.getPlotItem().setTitle(_title(title), size="9pt")
@@ -114,6 +148,7 @@ class ProgressChart(pg.PlotWidget):
         """Overlay the error curves of several finished runs (`RunRecord`s); the one
         whose tree the window shows (`shown`) is drawn thicker and named in the title."""
         self._clear_comparison()
+        self.set_note("")
         self._show_own_curves(False)
         self.points = []
         item = self.getPlotItem()
@@ -154,6 +189,7 @@ class ProgressChart(pg.PlotWidget):
 
     def clear_all(self) -> None:
         self._clear_comparison()
+        self.set_note("")
         self._show_own_curves(True)
         self.set_points([])
         self.getPlotItem().setTitle("")

@@ -13,6 +13,7 @@ import html
 
 from PySide6.QtCore import QObject
 
+from engine.data.features import format_count
 from gui.app_state import AppState
 from gui.models import is_model
 from gui.run_controller import no_tree_text, result_text
@@ -58,7 +59,7 @@ class RunDisplay(QObject):
             searched += f" · {run.certified}"
         self.win.chart.show_result(run.label + searched, run.incumbents, run.time_s,
                                    run.objective, run.lower_bound,
-                                   objective=run.leaf_penalty > 0)
+                                   objective=run.leaf_penalty > 0, note=curve_note(run))
         if switch_tab:
             self.win.tabs.setCurrentWidget(self.win.tree_tab)
 
@@ -209,3 +210,15 @@ class RunDisplay(QObject):
         self.win.set_status(f"{result_text(shown)} · comparing the curves of "
                         + ", ".join(f"#{n}" for n in numbers))
 
+
+
+def curve_note(run: RunRecord) -> str:
+    """Why `run` has no anytime curve to draw, in one sentence ("" when it has one)."""
+    if run.edited_from is not None:
+        return (f"Edited by hand from run #{run.edited_from}: no search ran, so there is "
+                f"no curve. Training error {format_count(run.train_error)}.")
+    if len(run.incumbents) >= 2 or not is_model(run.tree):
+        return ""
+    proven = ", proven optimal" if run.optimal else ""
+    return (f"{run.title} found its tree in one step ({run.time_s:.2f} s): there is no "
+            f"search to plot. Training error {format_count(run.train_error)}{proven}.")

@@ -350,3 +350,24 @@ def test_history_table_is_sortable_text(qtbot):
     headers = [model.headerData(c, Qt.Horizontal) for c in range(model.columnCount())]
     assert headers[:3] == ["#", "Algorithm", "Depth"] and "Test acc." in headers
     assert model.data(model.index(0, 6)) == "—"    # no test plan: no test accuracy
+
+
+def test_a_run_without_a_curve_says_why_over_the_empty_chart(qtbot):
+    """A greedy run's chart was empty, without a word."""
+    from test_gui_support import LOANS, open_window, run_and_wait
+
+    win = open_window(qtbot, LOANS, algorithm="greedy")
+    run_and_wait(qtbot, win)
+    note = win.chart.note_label
+    assert note.isVisible() and "found its tree in one step" in note.text()
+    assert "Training error" in note.text()
+    win.analysis.collapse_node(0)
+    assert note.isVisible() and "Edited by hand from run #1" in note.text()
+    win.set_algorithm("blossom")
+    win.depth_spin.setValue(3)
+    from test_gui_support import ready
+    qtbot.waitUntil(lambda: ready(win), timeout=30_000)
+    run_and_wait(qtbot, win)
+    if len(win.current_run.incumbents) >= 2:
+        assert not note.isVisible()
+    win.close()
