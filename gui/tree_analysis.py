@@ -74,17 +74,21 @@ class TreeAnalysis(QObject):
         if run is None or not isinstance(tree, Tree) or scene is None:
             return
         rule = " and ".join(scene.path_conditions(node)) or "every row"
-        self._find(tree, lambda found: self.node_found(run, node, rule, *found),
+        full = " and ".join(scene.path_conditions(node, full=True)) or "every row"
+        self._find(tree, lambda found: self.node_found(run, node, rule, *found, full=full),
                    node_rows, tree, rows.raw.frame, node)
 
-    def node_found(self, run, node: int, rule: str, rows, counts) -> None:
+    def node_found(self, run, node: int, rule: str, rows, counts,
+                   full: str | None = None) -> None:
+        """Show a node's rows; `rule` is shown, `full` (value groups in full) copied."""
         tree = run.tree
         names = tree.class_names
         shown = ", ".join(f"{count:,} {names[k]}" for k, count in enumerate(counts) if count)
         errors = int(counts.sum() - counts[tree.label[node]])
         self._show_rows(tree, rows, f"Run #{run.number}, node {node}: {rule} — "
                         f"{counted(len(rows), 'row')} ({shown or 'none'}); predicts "
-                        f"{names[tree.label[node]]}, {errors:,} of them misclassified.", rule)
+                        f"{names[tree.label[node]]}, {errors:,} of them misclassified.",
+                        full or rule)
 
     # ------------------------------------------------------------ cell -> rows
     def show_cell(self, true: int, predicted: int) -> None:

@@ -35,6 +35,8 @@ with the same items, style and colours.
 
 from __future__ import annotations
 
+import re
+
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -164,7 +166,33 @@ class BoxStyle:
         metrics, safe = self.fits[kind]
         if len(text) <= safe:
             return text
-        return metrics.elidedText(text, mode, self.box_width - 2 * PAD)
+        width = self.box_width - 2 * PAD
+        if metrics.horizontalAdvance(text) <= width:
+            return text
+        for shorter in fewer_values(text):   # a value group loses whole values
+            if metrics.horizontalAdvance(shorter) <= width:
+                return shorter
+            text = shorter
+        return metrics.elidedText(text, mode, width)
+
+
+def fewer_values(text: str) -> list[str]:
+    """`text` with a value group (`engine.data.features.format_group`) shown with
+    fewer and fewer whole values, "{AA, UA, … and 14 more}" down to one value, then
+    as "{16 values}": a group too wide for its box is cut between values, never
+    inside one (the tooltip and Copy rule have them all)."""
+    match = re.fullmatch(r"(.*?)\{(.*)\}(.*)", text, re.S)
+    if match is None:
+        return []
+    head, inner, tail = match.groups()
+    parts = inner.split(", ")
+    more = 0
+    last = re.fullmatch(r"… and (\d+) more", parts[-1])
+    if last:
+        more, parts = int(last.group(1)), parts[:-1]
+    return [f"{head}{{{', '.join(parts[:k])}, … and {more + len(parts) - k} more}}{tail}"
+            for k in range(len(parts) - 1, 0, -1)] + \
+        [f"{head}{{{more + len(parts)} values}}{tail}"]
 
 
 class NodeItem(QGraphicsItem):
@@ -782,13 +810,14 @@ class TreeScene(ModelScene):
             path.append(int(self.parent_of[path[-1]]))
         return path[::-1]
 
-    def path_conditions(self, node: int) -> list[str]:
-        """The branch conditions a row satisfies to reach `node`, from the root."""
+    def path_conditions(self, node: int, full: bool = False) -> list[str]:
+        """The branch conditions a row satisfies to reach `node`, from the root
+        (`full`: value groups with every value, as Copy rule copies them)."""
         path = self.path_to(node)
         out = []
         for parent, child in pairwise(path):
             fork = self.forks[parent]
-            out.append(fork.condition(child == fork.yes))
+            out.append(fork.condition(child == fork.yes, full))
         return out
 
     def _highlight(self, node: int) -> tuple[set[int], set[tuple[int, int]]]:

@@ -468,3 +468,21 @@ def test_write_all_is_all_or_nothing_and_names_the_users_files(tmp_path):
     assert list(tmp_path.iterdir()) == []
     write_all([(first, text), (second, text)])
     assert sorted(tmp_path.iterdir()) == sorted([first, second])
+
+
+def test_rules_name_every_value_of_a_value_group():
+    """Rules are applied by hand: "city in {city17, city19, city11, city15, … and 6
+    more}" could not be, and a rule copied from the window was the same."""
+    from engine.data.csv_reader import parse_text
+
+    rng = np.random.default_rng(0)
+    cells = rng.choice([f"city{i}" for i in range(20)], 400)
+    text = "city,y\n" + "".join(f"{c},{'a' if int(c[4:]) % 2 else 'b'}\n" for c in cells)
+    data = prepare(parse_text(text), PrepOptions())
+    tree = train(data, "greedy", {"depth": 1}).tree
+    group = tree.features[tree.feature[0]].value
+    assert len(group) > 4
+    for text in (nested_rules(tree), rule_list_text(tree)):
+        assert "more}" not in text
+        listed = re.findall(r"\{([^}]*)\}", text)
+        assert listed and all(set(v.split(", ")) == set(group) for v in listed)

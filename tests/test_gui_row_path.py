@@ -34,3 +34,52 @@ def test_a_chosen_row_lights_its_path(qtbot):
     choose(win, 3)
     assert win.result_label.text().startswith(f"Row {first + 1}:")
     assert win.view.tree_scene().highlighted_nodes() == sorted(path_to_leaf(tree, X[first]))
+
+
+def test_a_value_group_is_cut_between_values_and_copied_whole(qtbot, tmp_path):
+    """Value groups were cut mid-word on the nodes ("carrier in {Alaska Air, Unit…")
+    and Copy rule copied the group's first four values only."""
+    from PySide6.QtWidgets import QApplication
+
+    from gui.tree_scene import NodeItem
+
+    names = [f"Carrier number {i} Airlines" for i in range(24)]
+    rng = np.random.default_rng(3)
+    cells = rng.choice(names, 600)
+    path = tmp_path / "carriers.csv"
+    path.write_text("carrier,late\n" + "".join(
+        f"{c},{'yes' if int(c.split()[2]) % 2 else 'no'}\n" for c in cells))
+    win = open_window(qtbot, path, algorithm="greedy")
+    win.depth_spin.setValue(1)
+    run_and_wait(qtbot, win)
+    tree = win.tree
+    group = tree.features[tree.feature[0]].value
+    assert len(group) > 4
+    item = next(i for i in win.view.tree_scene().items()
+                if isinstance(i, NodeItem) and i.node == 0)
+    shown = item.title
+    if shown.endswith(" values}"):   # not even one value fits the box
+        assert shown.endswith(f"{{{len(group)} values}}")
+    else:
+        assert shown.endswith("more}") and "…" not in shown.replace("… and", "")
+        inner = shown[shown.index("{") + 1:shown.rindex(", … and")]
+        assert all(value in group for value in inner.split(", "))   # whole values only
+    leaf = int(tree.left[0])
+    win.analysis.show_node(leaf)
+    qtbot.waitUntil(lambda: win.data_view.copy_rule_button.isVisible(), timeout=10_000)
+    win.data_view.copy_rule_button.click()
+    copied = QApplication.clipboard().text()
+    assert "more}" not in copied
+    assert set(copied[copied.index("{") + 1:copied.rindex("}")].split(", ")) == set(group)
+    win.close()
+
+
+def test_fewer_values_drops_whole_values_then_counts_them():
+    from gui.tree_scene import fewer_values
+
+    assert fewer_values("carrier in {AA, UA, DL, WN, … and 12 more} (missing: no)") == [
+        "carrier in {AA, UA, DL, … and 13 more} (missing: no)",
+        "carrier in {AA, UA, … and 14 more} (missing: no)",
+        "carrier in {AA, … and 15 more} (missing: no)",
+        "carrier in {16 values} (missing: no)"]
+    assert fewer_values("age <= 37.5") == []

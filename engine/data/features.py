@@ -66,11 +66,13 @@ class Feature:
     def binary(self) -> bool:
         return self.op != NUM
 
-    def condition(self, holds: bool = True, threshold: float | None = None) -> str:
+    def condition(self, holds: bool = True, threshold: float | None = None,
+                  full: bool = False) -> str:
         """Readable test, e.g. `age <= 37.5`, `carrier in {AA, UA}` or
         `age <= 37.5 (missing: yes)`; `holds=False` gives its negation.
 
         For a continuous feature the tree's `threshold` is the value of the test.
+        `full`: a value group with every value (what is copied), not its first few.
         """
         if self.op == NUM:
             assert threshold is not None, "a continuous feature needs the node threshold"
@@ -79,7 +81,9 @@ class Feature:
             return f"{self.column} is {'missing' if holds else 'present'}"
         else:
             op = self.op if holds else _NEGATION[self.op]
-            value = format_group(self.value) if self.op == IN else _format_value(self.value)
+            value = (format_group(self.value, len(self.value) if full else
+                                  SHOWN_GROUP_VALUES) if self.op == IN else
+                     _format_value(self.value))
             text = f"{self.column} {op} {value}"
         if self.missing is None:
             return text

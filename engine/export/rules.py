@@ -34,8 +34,10 @@ def _leaf_text(tree: Tree, node: int) -> str:
 def nested_rules(tree: Tree) -> str:
     """Indented if/else text of the whole tree, ending with a newline."""
     def branch(s: Split, if_true: list[str], if_false: list[str]) -> list[str]:
-        return ([f"if {s.test.text(True)}:"] + [INDENT + line for line in if_true]
-                + [f"else:  # {s.test.text(False)}"] + [INDENT + line for line in if_false])
+        return ([f"if {s.test.text(True, full=True)}:"]
+                + [INDENT + line for line in if_true]
+                + [f"else:  # {s.test.text(False, full=True)}"]
+                + [INDENT + line for line in if_false])
 
     return "\n".join(fold(tree, lambda node: [_leaf_text(tree, node)], branch)) + "\n"
 
@@ -111,7 +113,7 @@ def flat_rules(tree: Tree) -> list[Rule]:
     rules = []
     for path, node in fold(tree, leaf, branch):
         summary = leaf_summary(tree, node)
-        rules.append(Rule([test.text(holds) for test, holds in simplify(path)],
+        rules.append(Rule([test.text(holds, full=True) for test, holds in simplify(path)],
                           summary.class_name,
                           summary.weight / total if total > 0 else 0.0,
                           summary.confidence, summary.weight))

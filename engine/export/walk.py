@@ -70,9 +70,10 @@ class Test:
         return bool(fill <= self.value if self.op == LE else
                     fill in self.value if self.op == IN else fill == self.value)
 
-    def text(self, holds: bool = True) -> str:
-        """Readable form, e.g. `age <= 37.5`, or its negation `age > 37.5`."""
-        return self.feature.condition(holds)
+    def text(self, holds: bool = True, full: bool = False) -> str:
+        """Readable form, e.g. `age <= 37.5`, or its negation `age > 37.5` (`full`: a
+        value group with all its values)."""
+        return self.feature.condition(holds, full=full)
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,7 @@ class LinearTest:
         """The outcome when there are no terms (every row one way), else None."""
         return 0.0 <= self.threshold if not self.terms else None
 
-    def text(self, holds: bool = True) -> str:
+    def text(self, holds: bool = True, full: bool = False) -> str:
         if not self.terms:
             return "always" if self.constant == holds else "never"
         parts = []
@@ -208,9 +209,10 @@ class Branches:
             return "always" if holds else "never"
         return YES if holds else NO
 
-    def condition(self, holds: bool) -> str:
-        """The condition a row meets along the yes (`holds`) or the no arc, in full."""
-        return self.split.test.text(holds) if self.decides else self.label(holds)
+    def condition(self, holds: bool, full: bool = False) -> str:
+        """The condition a row meets along the yes (`holds`) or the no arc (`full`:
+        value groups with every value)."""
+        return self.split.test.text(holds, full) if self.decides else self.label(holds)
 
 
 def branches(model: Tree | Diagram, node: int) -> Branches:
