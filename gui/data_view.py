@@ -49,6 +49,7 @@ class DataView(QWidget):
         bar.setContentsMargins(0, 0, 0, 0)
         self.node_label = QLabel(self.node_bar)
         self.node_label.setWordWrap(True)
+        self.node_label.setTextFormat(Qt.PlainText)   # rules hold '<' and '>' as they are
         self.node_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.copy_rule_button = QPushButton("Copy rule", self.node_bar)
         self.copy_rule_button.clicked.connect(

@@ -13,7 +13,6 @@ node menu), and asks the window only for what is on screen.
 
 from __future__ import annotations
 
-import html
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QMenu
@@ -114,7 +113,7 @@ class TreeAnalysis(QObject):
         win = self.window
         if model is not win.tree or win.closing:
             return   # another model is on screen now
-        win.data_view.show_node_rows(rows, html.escape(text), rule)
+        win.data_view.show_node_rows(rows, text, rule)
         win.tabs.setCurrentIndex(self._data_tab)
 
     # ------------------------------------------------------------- row -> path

@@ -58,3 +58,7 @@ def test_the_root_holds_every_row_and_a_leaf_its_error(qtbot):
     counts = tree.value[leaf]
     errors = round(float(counts.sum() - counts.max()))
     assert f"{errors:,} of them misclassified" in win.data_view.node_label.text()
+    # the right branch of a numeric test reads '>' on screen, not the entity '&gt;'
+    label = win.data_view.node_label
+    assert tree.branch_conditions(0)[1] in label.text() and "&gt;" not in label.text()
+    assert label.textFormat() == Qt.PlainText
