@@ -94,8 +94,15 @@ def stopped_message(result: Result) -> str:
     """One sentence for a search stopped before its proof: what is shown, what to try."""
     greedy = (" (no tree better than the greedy one was found, so that is the one kept)"
               if result.stats.get("kept_warm_start") else "")
-    bound = (f"; no tree can have fewer than {result.lower_bound:g} errors"
-             if result.lower_bound > 0 else "")
+    if result.leaf_penalty:   # the search's bound is on errors + the leaves' cost
+        found = (f"{result.train_error:g} errors ({result.objective:g} with the cost per "
+                 "leaf)")
+        bound = (f"; no tree can have errors + cost per leaf below {result.lower_bound:g}"
+                 if result.lower_bound > 0 else "")
+    else:
+        found = f"{result.train_error:g} errors"
+        bound = (f"; no tree can have fewer than {result.lower_bound:g} errors"
+                 if result.lower_bound > 0 else "")
     return (f"{_STOPPED[result.status]} came before the proof: the tree shown is the best "
-            f"found, with {result.train_error:g} errors{greedy}, not proven optimal{bound}. "
+            f"found, with {found}{greedy}, not proven optimal{bound}. "
             "Give it more time, or a smaller depth.")

@@ -12,6 +12,7 @@ import json  # noqa: E402
 import pytest  # noqa: E402
 from conftest import DATASETS, SAMPLES  # noqa: E402
 from optimal_trees import cp4im  # noqa: E402
+from test_gui_support import isolated_settings, open_window, run_and_wait  # noqa: E402,F401
 
 from engine.cli import main  # noqa: E402
 from engine.data.csv_reader import read_table  # noqa: E402
@@ -85,8 +86,6 @@ def test_a_proven_run_has_no_message(capsys):
 
 
 def test_the_window_shows_the_sentence(qtbot):
-    pytest.importorskip("pytestqt")
-    from test_gui_support import isolated_settings, open_window, run_and_wait  # noqa: F401
     win = open_window(qtbot, SAMPLES / "loans.csv", algorithm="odd")
     win.depth_spin.setValue(2)
     win.algo_panel.form.set_values({"max_milp_nonzeros": 10})
@@ -95,3 +94,19 @@ def test_the_window_shows_the_sentence(qtbot):
     assert "The MILP step was skipped" in win.result_label.text()
     assert "The MILP step was skipped" in win.results.summary_text()
     win.close()
+
+
+def test_with_a_cost_per_leaf_the_stopped_message_bounds_the_objective_not_the_errors():
+    """With a cost per leaf the bound is on errors + the leaves' cost: the message
+    called it a bound on the errors."""
+    from engine.solvers.protocol import Result
+    from engine.training import stopped_message
+
+    tree = train(prepare(read_table(SAMPLES / "loans.csv")), "greedy", {"depth": 2}).tree
+    plain = Result(tree, 90.0, 60.0, False, Status.TIME_LIMIT, 1.0)
+    assert "no tree can have fewer than 60 errors" in stopped_message(plain)
+    costly = Result(tree, 90.0, 110.0, False, Status.TIME_LIMIT, 1.0, leaf_penalty=6.0)
+    text = stopped_message(costly)
+    one_sentence_with_advice(text, "The time limit came before the proof", "more time")
+    assert f"90 errors ({90 + 6 * tree.n_leaves:g} with the cost per leaf)" in text
+    assert "errors + cost per leaf below 110" in text and "fewer than" not in text
