@@ -12,11 +12,10 @@ import html
 import re
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPainterPath
-from PySide6.QtWidgets import QLabel
 
 from engine.metrics import stairs
+from gui.chart_note import ChartNote
 from gui.tree_scene import PALETTE
 
 ERROR_COLOUR = "#0072B2"
@@ -59,34 +58,12 @@ class ProgressChart(pg.PlotWidget):
         self._comparison: list = []
         self.points: list[tuple[float, float, float]] = []
         item.setTitle("")
-        # Why a run has no curve to draw (one tree found at once, an edit by hand),
-        # over the empty plot: a non-answer is said, never left blank.
-        self.note_label = QLabel(self)
-        self.note_label.setObjectName("chart_note")
-        self.note_label.setWordWrap(True)
-        self.note_label.setAlignment(Qt.AlignCenter)
-        self.note_label.setTextFormat(Qt.PlainText)
-        self.note_label.setStyleSheet("color: #3d444d; background: rgba(255,255,255,220);"
-                                      " padding: 6px;")
-        self.note_label.hide()
+        # Why a run has no curve to draw (one tree found at once, an edit by hand)
+        self.note = ChartNote(self)
 
     def set_note(self, text: str) -> None:
         """Say over the plot why there is nothing to draw ("" hides it)."""
-        self.note_label.setText(text)
-        self.note_label.setVisible(bool(text))
-        self._place_note()
-
-    def _place_note(self) -> None:
-        width = max(120, min(self.width() - 40, 520))
-        self.note_label.setFixedWidth(width)
-        self.note_label.adjustSize()
-        self.note_label.move((self.width() - width) // 2,
-                             (self.height() - self.note_label.height()) // 2)
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        if hasattr(self, "note_label"):   # (pyqtgraph resizes while being built)
-            self._place_note()
+        self.note.say(text)
 
     # ----------------------------------------------------------------- live
     def start_run(self, title: str, objective: bool = False) -> None:

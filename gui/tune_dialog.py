@@ -52,6 +52,7 @@ from engine.tuning import (
     leaf_parameter,
     measure,
 )
+from gui.chart_note import ChartNote
 from gui.data_tasks import StageRelay
 from gui.progress_chart import ERROR_COLOUR
 from gui.worker import Worker, error_message
@@ -156,15 +157,18 @@ class TuneDialog(QDialog):
         item.setLabel("left", f"{measure(options)} (%)")
         item.showGrid(x=True, y=True, alpha=0.15)
         item.hideButtons()
+        self.plot_note = ChartNote(self.plot)
         layout.addWidget(self.plot, 3)
         self.table = QTableWidget(0, 4, self)
         self.table.setHorizontalHeaderLabels(["setting", measure(options), "leaves",
                                               "note"])
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.resizeColumnsToContents()   # headers readable before any row
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.NoEditTriggers)
         layout.addWidget(self.table, 2)
         self._set_busy(False)
+        self._draw()
 
     # ------------------------------------------------------------ running
     def depths(self) -> list[int]:
@@ -304,6 +308,12 @@ class TuneDialog(QDialog):
         item = self.plot.getPlotItem()
         item.clear()
         done = [s for s in self.scored if s.complete]
+        self.plot_note.say("" if done else
+                           "Each setting's validation score against its leaves appears "
+                           "here as it is scored; press Start." if self._worker is None
+                           else "Scoring the first setting on every split…")
+        self.plot.getPlotItem().getAxis("left").setStyle(showValues=bool(done))
+        self.plot.getPlotItem().getAxis("bottom").setStyle(showValues=bool(done))
         if not done:
             return
         x = [s.mean_leaves for s in done]

@@ -358,7 +358,7 @@ def test_a_run_without_a_curve_says_why_over_the_empty_chart(qtbot):
 
     win = open_window(qtbot, LOANS, algorithm="greedy")
     run_and_wait(qtbot, win)
-    note = win.chart.note_label
+    note = win.chart.note
     assert note.isVisible() and "found its tree in one step" in note.text()
     assert "Training error" in note.text()
     win.analysis.collapse_node(0)

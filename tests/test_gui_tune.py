@@ -13,6 +13,9 @@ def test_tuning_in_the_window_scores_the_cli_s_candidates_and_sets_the_choice(qt
     win = open_window(qtbot, LOANS, algorithm="greedy")
     assert win.tune_action.isEnabled()
     dialog = open_tune_dialog(win)   # the window's child, closed by "Use this setting"
+    # an empty chart says what will fill it, with no made-up axis values
+    assert dialog.plot_note.isVisible() and "press Start" in dialog.plot_note.text()
+    assert not dialog.plot.getPlotItem().getAxis("left").style["showValues"]
     dialog.low_spin.setValue(1)
     dialog.high_spin.setValue(3)
     dialog.leaf_edit.setText("1, 20")
@@ -22,6 +25,8 @@ def test_tuning_in_the_window_scores_the_cli_s_candidates_and_sets_the_choice(qt
     qtbot.waitUntil(lambda: dialog._worker is None, timeout=60_000)
     tuning = dialog.tuning
     assert tuning is not None and dialog.table.rowCount() == 6
+    assert not dialog.plot_note.isVisible()
+    assert dialog.plot.getPlotItem().getAxis("left").style["showValues"]
     # the same scores as the engine's run on the same table and settings
     same = Tuner(win.raw, win.data.prep_options(), "greedy",
                  candidates("greedy", [1, 2, 3], [1, 20], [0]), plan=Plan("kfold", 3)).run(
