@@ -4,8 +4,9 @@ One field per column the model reads (its own `Preprocessing.columns`, so nothin
 else is asked).  A numeric column is typed, as in a CSV file (empty: a missing
 cell).  A text column is chosen, not typed: typed text let a misspelt value silently
 go where every value the model never saw goes.  It offers the values the model tells
-apart (`known_values`), "any other value" (a yes/no column's features may name "yes"
-alone, and "no" must still be testable) and "missing", which the model routes or
+apart (`known_values`) and, when the training table is at hand, the values seen in it
+(`seen_values`: a two-valued column, one 0/1 feature "colour = red", offered "red"
+alone), "any other value" and "missing", which the model routes or
 fills as in training.  "Show its path" hands the row, as a one-row raw table, to the
 window (`on_row`), which lights the path in the tree or diagram and returns the
 sentence shown here.
@@ -36,6 +37,9 @@ MISSING_ITEM = "(missing)"
 # The cell "any other value" sends: to the CSV reader a NUL character marks a binary
 # file, so no feature names it and the row goes where every value no feature names goes.
 OTHER_VALUE = "\0"
+# A text column offers at most this many of the values seen in the table (the most
+# frequent): an identifier column would list every row.
+SEEN_VALUES = 200
 
 
 def first_row_values(model, frame: pd.DataFrame | None) -> dict[str, str] | None:
@@ -46,6 +50,15 @@ def first_row_values(model, frame: pd.DataFrame | None) -> dict[str, str] | None
         return None
     row = frame.iloc[0]
     return {name: "" if pd.isna(row[name]) else str(row[name]) for name in names}
+
+
+def seen_values(model, frame: pd.DataFrame | None) -> dict[str, list[str]]:
+    """The most frequent values of each text column the model reads in `frame` (the
+    table it trained on), at most `SEEN_VALUES` each; {} without a table."""
+    if frame is None:
+        return {}
+    return {c.name: [str(v) for v in frame[c.name].value_counts().index[:SEEN_VALUES]]
+            for c in model.prep.columns if not c.numeric and c.name in frame.columns}
 
 
 def known_values(prep, name: str) -> list[str]:
@@ -95,10 +108,11 @@ class ValueField(QComboBox):
 
 class RowForm(QDialog):
     def __init__(self, model, source: str, on_row: Callable[[pd.DataFrame], str],
-                 parent=None, values: dict[str, str] | None = None):
+                 parent=None, values: dict[str, str] | None = None,
+                 seen: dict[str, list[str]] | None = None):
         super().__init__(parent)
         self.setWindowTitle(f"Test a row — {source}")
-        self.model, self._on_row = model, on_row
+        self.model, self._on_row, self._seen = model, on_row, seen or {}
         layout = QVBoxLayout(self)
         intro = QLabel(f"Values of one row for the model of {source}: a text column "
                        "offers the values the model knows. Leave a number empty, or "
@@ -134,7 +148,8 @@ class RowForm(QDialog):
             field.setPlaceholderText("a number")
             field.returnPressed.connect(self.show_path)
         else:
-            field = ValueField(known_values(self.model.prep, column.name), self)
+            values = set(known_values(self.model.prep, column.name))
+            field = ValueField(sorted(values | set(self._seen.get(column.name, ()))), self)
         self.fields[column.name] = field
         return field
 

@@ -22,7 +22,7 @@ from engine.model.tree import Tree
 from engine.prediction import confusion_rows, node_rows, row_path
 from gui.models import is_model
 from gui.predict_dialog import PredictDialog
-from gui.row_form import RowForm, first_row_values
+from gui.row_form import RowForm, first_row_values, seen_values
 from gui.split_dialog import SplitDialog
 from gui.tree_editing import TreeEditor
 from gui.worker import Worker, error_message
@@ -159,9 +159,10 @@ class TreeAnalysis(QObject):
         if run is None or not is_model(run.tree) or win.running:
             return None
         rows = win.state.data_of(run)
-        first = first_row_values(run.tree, rows.raw.frame if rows is not None else None)
-        form = RowForm(run.tree, self._source(), lambda frame: self.light_row(
-            frame, "This row"), win, first)
+        frame = rows.raw.frame if rows is not None else None
+        form = RowForm(run.tree, self._source(), lambda row: self.light_row(
+            row, "This row"), win, first_row_values(run.tree, frame),
+            seen_values(run.tree, frame))
         form.setAttribute(Qt.WA_DeleteOnClose)
         form.show()
         return form

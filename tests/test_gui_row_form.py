@@ -61,3 +61,27 @@ def test_a_chosen_row_lights_its_path_through_a_diagram(qtbot):
         name = diagram.class_names[diagram.label(int(end[0]))]
         assert win.result_label.text().startswith(f"Row {row + 1}: run #1 predicts {name}")
     win.close()
+
+
+def test_a_text_column_offers_the_values_seen_not_only_the_tested_one(qtbot, tmp_path):
+    """A two-valued column (one 0/1 feature, "colour = red") offered "red" alone."""
+    from test_gui_support import ready
+
+    path = tmp_path / "two.csv"
+    path.write_text("colour,size,buys\n" + "".join(
+        f"{c},{s},{'yes' if c == 'red' else 'no'}\n"
+        for c, s in [("red", 1)] * 40 + [("blue", 2)] * 20))
+    win = open_window(qtbot, path, algorithm="greedy")
+    qtbot.waitUntil(lambda: ready(win), timeout=30_000)
+    win.depth_spin.setValue(1)
+    run_and_wait(qtbot, win)
+    form = win.analysis.row_form()
+    field = form.fields["colour"]
+    offered = [field.itemData(i) for i in range(field.count())]
+    assert [f.value for f in win.tree.features if f.column == "colour"] == ["red"]
+    assert {"red", "blue"} <= set(offered)
+    field.set_value("blue")
+    form.show_button.click()
+    assert "predicts no" in form.answer.text()
+    form.close()
+    win.close()
