@@ -41,6 +41,7 @@ class Importance:
     per_feature: np.ndarray   # float[F]: the reduction of each matrix column
     root_error: float         # weight the majority class alone misclassifies
     model_error: float        # weight the model misclassifies on the same rows
+    tested: frozenset[str] = frozenset()   # the raw columns some node of the model tests
 
     @property
     def shares(self) -> np.ndarray:
@@ -128,6 +129,19 @@ def _diagram_gains(diagram: Diagram, X, y, w, n_classes) -> tuple[np.ndarray, fl
     return gains, error(np.arange(len(y)))
 
 
+def _tested(model: Tree | Diagram) -> set[int]:
+    """The matrix columns some node of the model tests."""
+    if isinstance(model, Tree):
+        return {int(j) for j in model.feature[model.feature >= 0]}
+    out = set()
+    for node in range(model.n_internal):
+        if model.is_univariate(node):
+            out.add(int(model.feature[node]))
+        else:
+            out.update(int(j) for j, _ in model.terms(node))
+    return out
+
+
 def feature_importance(model: Tree | Diagram, X: np.ndarray, y: np.ndarray,
                        w: np.ndarray | None = None,
                        n_classes: int | None = None) -> Importance:
@@ -145,7 +159,8 @@ def feature_importance(model: Tree | Diagram, X: np.ndarray, y: np.ndarray,
     np.add.at(per_column, [index[f.column] for f in model.features], gains)
     order = np.argsort(-per_column, kind="stable")
     return Importance([names[k] for k in order], per_column[order], gains, root_error,
-                      model.error(X, y, w))
+                      model.error(X, y, w),
+                      frozenset(model.features[j].column for j in _tested(model)))
 
 
 def class_probabilities(model: Tree | Diagram, X: np.ndarray) -> np.ndarray:

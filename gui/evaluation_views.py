@@ -447,12 +447,18 @@ class EvaluationViews(QTabWidget):
             [[(int(k), _short(importance.columns[k])) for k in positions]])
         plot.setYRange(-0.6, shown - 0.4, padding=0)
         plot.setXRange(0, float(values.max()) * 1.15, padding=0)
-        unused = len(importance.columns) - used
+        idle = sum(1 for name, value in importance.rows if value <= 0
+                   and name in importance.tested)
+        unused = len(importance.columns) - used - idle
         note = (f"Error each column's splits remove on the {self._about} (a node's error "
                 "as a leaf minus its children's), summed over the column's thresholds or "
                 "values.")
         if used > shown:
             note += f" The {shown} largest of {used} columns; Export CSV writes all."
+        if idle:
+            note += (f" {idle} column{'s' if idle > 1 else ''} the model tests "
+                     f"remove{'s' if idle == 1 else ''} no error on the {self._about} "
+                     "(both sides predict the same class) and score 0.")
         if unused:
             note += f" {unused} column{'s' if unused > 1 else ''} the model never tests " \
                     "score 0."

@@ -169,3 +169,27 @@ def test_clear_empties_every_view_and_a_wide_table_is_capped(views, loans, tmp_p
     bars = [i for i in views.bar_plot.getPlotItem().items if isinstance(i, pg.BarGraphItem)]
     assert len(bars) == 1 and len(bars[0].opts["width"]) == MAX_BARS
     assert f"The {MAX_BARS} largest of {used} columns" in views.pages["importance"].note.text()
+
+
+def test_a_tested_column_that_removes_no_error_is_not_called_never_tested(views, loans):
+    """A column tested at a node whose sides predict the same class scores 0; the
+    note said every column scoring 0 was never tested."""
+    from engine.importance import feature_importance
+    from engine.splits import rank_splits, split_node
+
+    data, _ = loans
+    tree = train(data, "greedy", {"depth": 1}).tree
+    root = tree.features[tree.feature[0]].column
+    leaf = int(tree.left[0])
+    idle = next(c for c in rank_splits(tree, data, leaf).candidates
+                if c.worth == 0 and data.features[c.feature].column != root)
+    tree = split_node(tree, data, leaf, idle)   # a split that removes no error
+    importance = feature_importance(tree, data.X, data.y, data.w)
+    column = data.features[idle.feature].column
+    assert importance.tested == {root, column}
+    assert dict(importance.rows)[column] == 0
+    views.show_model(tree, data.X, data.y, data.w, data.class_names)
+    note = views.pages["importance"].note.text()
+    assert "1 column the model tests removes no error" in note
+    never = len({f.column for f in data.features}) - 2
+    assert f"{never} columns the model never tests score 0" in note
