@@ -32,7 +32,7 @@ from engine.export.walk import columns_used, split
 from engine.model.tree import Tree
 from engine.training import train
 
-from conftest import dataset_files
+from conftest import SAMPLES, dataset_files
 
 ROUND_TRIP_FILES = dataset_files("odd", "inferdt", suffix=".csv")
 
@@ -486,3 +486,14 @@ def test_rules_name_every_value_of_a_value_group():
         assert "more}" not in text
         listed = re.findall(r"\{([^}]*)\}", text)
         assert listed and all(set(v.split(", ")) == set(group) for v in listed)
+
+
+def test_rules_of_a_class_weighted_tree_say_weight_not_n():
+    """"n=102.666" read as a row count; under class weights it is a weight."""
+    weighted = prepare(read_table(SAMPLES / "loans.csv"),
+                       PrepOptions(class_weight="approved=1,declined=1.37"))
+    text = nested_rules(train(weighted, "greedy", {"depth": 2}).tree)
+    assert "weight=" in text and "n=" not in text
+    plain = prepare(read_table(SAMPLES / "loans.csv"))
+    text = nested_rules(train(plain, "greedy", {"depth": 2}).tree)
+    assert "n=" in text and "weight=" not in text

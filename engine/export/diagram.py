@@ -25,7 +25,7 @@ from engine.data.preprocessing import InputColumn
 from engine.export import python_code, sql
 from engine.export.dot import PALETTE, quote
 from engine.export.rules import simplify
-from engine.export.walk import LinearTest, Test, branches, node_split, outcomes
+from engine.export.walk import LinearTest, Test, branches, count_text, node_split, outcomes
 
 if TYPE_CHECKING:
     from engine.model.diagram import Diagram
@@ -40,8 +40,8 @@ def _target(diagram: Diagram, node: int) -> str:
     return f"node {node}"
 
 
-def _count(value) -> str:
-    return f"n={format_number(float(value.sum()))}"
+def _count(diagram: Diagram, value) -> str:
+    return count_text(diagram, float(value.sum()))
 
 
 # ------------------------------------------------------------------- rules
@@ -87,7 +87,7 @@ def diagram_rules(diagram: Diagram) -> str:
     names = diagram.class_names
     title = (f"Decision diagram: {diagram.depth} layers, {diagram.n_internal} decision "
              f"nodes, classes {', '.join(names)}; training rows "
-             f"{_count(diagram.value[diagram.root])}.")
+             f"{_count(diagram, diagram.value[diagram.root])}.")
     lines = [title]
     for layer, nodes in enumerate(diagram.layers):
         lines.append(f"layer {layer}:")
@@ -97,7 +97,7 @@ def diagram_rules(diagram: Diagram) -> str:
             decision = (f"if {s.test.text(True)} -> {_target(diagram, s.if_true)} else -> "
                         f"{_target(diagram, s.if_false)}" if len(ways) == 2 else
                         f"-> {_target(diagram, ways[0][1])} (no test)")
-            lines.append(f"{INDENT}node {node} ({_count(diagram.value[node])}): {decision}")
+            lines.append(f"{INDENT}node {node} ({_count(diagram, diagram.value[node])}): {decision}")
     if not diagram.n_internal:
         lines.append(f"every row -> {_target(diagram, diagram.root)}")
     total = count_paths(diagram)
@@ -225,7 +225,8 @@ def diagram_dot(diagram: Diagram) -> str:
     def counts(node: int) -> str:
         weights = diagram.value[node]
         parts = [f"{name} {format_number(float(v))}" for name, v in zip(names, weights) if v > 0]
-        return f"{_count(weights)} ({', '.join(parts)})" if parts else _count(weights)
+        total = _count(diagram, weights)
+        return f"{total} ({', '.join(parts)})" if parts else total
 
     lines = ["digraph diagram {",
              ('  node [shape=box, style="rounded,filled", fillcolor=white, '

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.data.features import format_number
-from engine.export.walk import branches, leaf_summary
+from engine.export.walk import branches, count_text, leaf_summary
 
 if TYPE_CHECKING:
     from engine.model.tree import Tree
@@ -39,7 +39,7 @@ def _counts(tree: Tree, node: int) -> str:
     weights = tree.value[node]
     parts = [f"{name} {format_number(float(w))}"
              for name, w in zip(tree.class_names, weights) if w > 0]
-    total = f"n={format_number(float(weights.sum()))}"
+    total = count_text(tree, float(weights.sum()))
     return f"{total} ({', '.join(parts)})" if parts else total
 
 

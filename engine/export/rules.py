@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.data.features import EQ, LE, format_number
-from engine.export.walk import Split, Test, fold, leaf_summary
+
+from engine.data.features import EQ, LE
+from engine.export.walk import Split, Test, count_text, fold, leaf_summary
 
 if TYPE_CHECKING:
     from engine.model.tree import Tree
@@ -25,7 +26,7 @@ INDENT = "    "
 
 def _leaf_text(tree: Tree, node: int) -> str:
     leaf = leaf_summary(tree, node)
-    counts = f"n={format_number(leaf.weight)}"
+    counts = count_text(tree, leaf.weight)
     if leaf.weight > 0:
         counts += f", {100 * leaf.confidence:.0f}% of node"
     return f"-> {leaf.class_name}  ({counts})"

@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+import numpy as np
+
 from engine.data.features import EQ, IN, LE, MISSING, NUM, Feature, format_number
 from engine.data.preprocessing import InputColumn
 
@@ -277,3 +279,11 @@ def columns_used(tree: Tree) -> list[InputColumn]:
     names = set(fold(tree, lambda node: frozenset(),
                      lambda s, t, f: t | f | {s.test.column.name}))
     return [c for c in tree.prep.columns if c.name in names]
+
+
+def count_text(model: Tree | Diagram, weight: float) -> str:
+    """A node's training weight as exports print it: "n=12" when the weights are row
+    counts, "weight=102.67" when class weights made them sums of weights (read as a
+    row count, "n=102.666" misled)."""
+    whole = np.allclose(model.value, np.round(model.value))
+    return f"{'n' if whole else 'weight'}={format_number(weight)}"
