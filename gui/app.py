@@ -106,10 +106,7 @@ def run_gui(data: str | None) -> int:
     collector = collect_garbage_in_gui_thread()  # noqa: F841 - kept while the app runs
     window = MainWindow(data, warm_up=True)
     install_excepthook(window)
-    # A screen smaller than the window's preferred size (1280x720 laptops) gets the
-    # window maximised, so the window manager fits its frame and status line on it.
-    available = window.screen().availableGeometry()
-    if available.width() < window.width() or available.height() < window.height():
+    if fit_to_screen(window, window.screen().availableGeometry()):
         window.showMaximized()
     else:
         window.show()
@@ -118,6 +115,22 @@ def run_gui(data: str | None) -> int:
     status = app.exec()
     wait_for_workers()
     return status
+
+
+# Room the window manager's title bar and frame take above and around the window.
+FRAME_ROOM = 40
+
+
+def fit_to_screen(window, available) -> bool:
+    """Size `window` to fit the screen's `available` rectangle, frame included; True
+    when the screen is smaller than its preferred size (1280x720 laptops), where it
+    should open maximised.  Its normal size then fits too: un-maximised, the window
+    kept its preferred 1320x840 and its status line fell off a 720-pixel screen."""
+    width = min(window.width(), available.width() - FRAME_ROOM // 4)
+    height = min(window.height(), available.height() - FRAME_ROOM)
+    smaller = (width, height) != (window.width(), window.height())
+    window.resize(max(width, window.minimumWidth()), max(height, window.minimumHeight()))
+    return smaller
 
 
 def main(argv: Sequence[str] | None = None) -> int:

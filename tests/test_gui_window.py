@@ -328,3 +328,21 @@ def test_the_mouse_wheel_scrolls_the_panel_not_the_settings_under_it(window, qtb
     window.depth_spin.setFocus()                     # clicked: now it is the user's
     wheel(window.depth_spin, clicks=1)
     assert window.depth_spin.value() == depth + 1
+
+
+def test_the_window_fits_a_small_screen_even_when_not_maximised(qtbot):
+    """On a 1280x720 screen the window opened maximised, but un-maximised it went
+    back to 1320x840 and its status line fell off the screen."""
+    from PySide6.QtCore import QRect
+
+    from gui.app import FRAME_ROOM, fit_to_screen
+
+    small = MainWindow()
+    qtbot.addWidget(small)
+    assert fit_to_screen(small, QRect(0, 0, 1280, 690))   # a panel takes 30 pixels
+    assert small.height() + FRAME_ROOM <= 690 and small.width() <= 1280
+    large = MainWindow()
+    qtbot.addWidget(large)
+    size = (large.width(), large.height())
+    assert not fit_to_screen(large, QRect(0, 0, 2560, 1400))
+    assert (large.width(), large.height()) == size
