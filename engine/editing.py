@@ -27,7 +27,7 @@ from engine.data.features import LE, NUM, format_count
 from engine.errors import DataError, ParameterError
 from engine.model.tree import Tree
 from engine.solvers.monitor import Monitor
-from engine.solvers.protocol import Result, leaf_penalty
+from engine.solvers.protocol import Result, Status, leaf_penalty
 from engine.solvers.warm_start import leaf_parameter, least_leaf
 from engine.training import train
 
@@ -226,8 +226,10 @@ class Resolved:
                     f"{format_count(self.new_error)}{cost}.")
         what, (is_, was) = (("The subtrees below", ("are", "were")) if self.below else
                             ("The subtree of", ("is", "was")))
-        proof = f"{is_} optimal" if self.result.optimal else \
-            f"{was} not beaten within the time"
+        stopped = self.result.status == Status.CANCELLED
+        proof = (f"{is_} optimal" if self.result.optimal else
+                 f"{was} not beaten before Stop" if stopped else
+                 f"{was} not beaten within the time limit")
         return (f"{what} {self.name} ({self.rows:,} rows, depth {self.depth}) "
                 f"{proof}: the tree is unchanged (error {format_count(self.old_error)}).")
 

@@ -246,3 +246,17 @@ def test_a_re_solved_subtree_keeps_the_runs_least_leaf_and_cost_per_leaf():
         assert out.new_objective == pytest.approx(min(expected, out.old_objective)), trial
         leaves = out.tree.value[out.tree.feature < 0].sum(axis=1)
         assert leaves.min() >= params["min_leaf"], trial
+
+
+def test_a_stopped_re_solve_says_stop_not_the_time_limit():
+    """After Stop the sentence said the subtree "was not beaten within the time"."""
+    from engine.editing import Resolved
+    from engine.solvers.protocol import Result, Status
+
+    data = random_case(3)
+    tree = train(data, "greedy", {"depth": 2}).tree
+    for status, words in ((Status.CANCELLED, "was not beaten before Stop"),
+                          (Status.TIME_LIMIT, "was not beaten within the time limit")):
+        out = Resolved(tree, 0, "the root", 2, 10, 3.0, 3.0,
+                       Result(tree, 3.0, 0.0, False, status, 1.0), 3.0, 3.0)
+        assert words in out.summary() and "the tree is unchanged" in out.summary()
