@@ -91,7 +91,8 @@ class AppState:
         self.selected: RunRecord | None = None
         self._data: dict[int, RunData] = {}     # run number -> its rows, when kept
         self._last_number = 0
-        self._saved: dict[int, tuple[int, bool]] = {}   # number -> (record, tested) saved
+        # number -> (record, tested, name, note) as saved
+        self._saved: dict[int, tuple[int, bool, str, str]] = {}
         self.draft_changed = Event()            # (Draft) a table read or prepared again
         self.runs_changed = Event()             # (list of runs)
         self.selection_changed = Event()        # (RunRecord or None)
@@ -144,13 +145,17 @@ class AppState:
 
     def mark_saved(self) -> None:
         """The runs as they are now are in a session file (saved or just opened)."""
-        self._saved = {r.number: (id(r), r.evaluation is not None) for r in self.runs}
+        self._saved = {r.number: self._as_saved(r) for r in self.runs}
+
+    @staticmethod
+    def _as_saved(run: RunRecord) -> tuple[int, bool, str, str]:
+        return id(run), run.evaluation is not None, run.name, run.note
 
     def unsaved_runs(self) -> list[RunRecord]:
-        """The runs a session saved now would add or change: new ones, and those whose
-        accuracy on new rows arrived after the last save."""
-        return [r for r in self.runs
-                if self._saved.get(r.number) != (id(r), r.evaluation is not None)]
+        """The runs a session saved now would add or change: new ones, those whose
+        accuracy on new rows arrived after the last save, and those named or annotated
+        since."""
+        return [r for r in self.runs if self._saved.get(r.number) != self._as_saved(r)]
 
     def run(self, number: int) -> RunRecord | None:
         return next((r for r in self.runs if r.number == number), None)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QFileDialog
 from gui import settings as user_settings
 from gui.app_state import AppState
 from gui.export_dialog import EXPORT_FOLDER, ExportDialog, last_export_folder
+from gui.history_export import write_history_csv
 from gui.image_export import FORMATS as IMAGE_FORMATS
 from gui.image_export import save_tree_image
 from gui.models import is_model
@@ -157,6 +158,23 @@ class FileActions(QObject):
         return run is not None and self._save(
             lambda: save_report(run, path),
             f"Saved the report of run #{run.number} to {path}.", path=path)
+
+    def export_history_dialog(self) -> None:
+        if not self.state.runs:
+            return
+        path, _ = QFileDialog.getSaveFileName(
+            self.win, "Export the history as CSV", self._suggested_name("csv").replace(
+                "-tree.csv", "-history.csv"), "CSV file (*.csv);;All files (*)")
+        if path:
+            self.export_history(path)
+
+    def export_history(self, path: str | Path) -> bool:
+        """Write every run of the history (numbers, names, notes) to `path` as CSV."""
+        runs = list(self.state.runs)
+        return bool(runs) and self._save(
+            lambda: write_history_csv(path, runs),
+            f"Exported the history ({len(runs)} run{'s' * (len(runs) != 1)}) to {path}.",
+            path=path)
 
     # ---------------------------------------------------------- sessions
     def session(self) -> Session:

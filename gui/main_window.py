@@ -281,6 +281,8 @@ class MainWindow(QMainWindow):
         self.results.runs_selected.connect(display.runs_selected)
         self.results.run_activated.connect(display.run_activated)
         self.results.cell_chosen.connect(self.analysis.show_cell)
+        self.results.export_history.connect(self.files.export_history_dialog)
+        self.results.run_annotated.connect(self._run_annotated)
         self.evaluation_views.exported.connect(lambda path: self.set_status(f"Saved {path}."))
         self.tabs.currentChanged.connect(lambda _: display.refresh_evaluation())
         self.view.node_clicked.connect(self.analysis.show_node)
@@ -491,6 +493,13 @@ class MainWindow(QMainWindow):
 
     def show_run(self, run: RunRecord, switch_tab: bool = True) -> None:
         self.display.show_run(run, switch_tab)
+
+    def _run_annotated(self, run: RunRecord) -> None:
+        """A run named or annotated in the history: its name shows in the header,
+        and the session has something unsaved."""
+        if run is self.current_run:
+            self.display.show_header()
+        self.update_controls()
 
     # ========================================================= editing by hand
     def _edit_added(self, record: RunRecord) -> None:

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QPushButton,
     QScrollArea,
     QSizePolicy,
     QSplitter,
@@ -127,17 +128,25 @@ _ROOT = QModelIndex()  # the invisible root: a flat table has no children
 
 
 HISTORY_COLUMNS = ("#", "Algorithm", "Depth", "Binarisation", "Features", "Train acc.",
-                   "Test acc.", "Error", "Lower bound", "Status", "Time", "Leaves", "Dataset")
-TEXT_COLUMNS = {"Algorithm", "Binarisation", "Status", "Dataset"}   # aligned left
+                   "Test acc.", "Error", "Lower bound", "Status", "Time", "Leaves", "Dataset",
+                   "Name", "Note")
+TEXT_COLUMNS = {"Algorithm", "Binarisation", "Status", "Dataset", "Name", "Note"}
+EDITABLE = {"Name": "name", "Note": "note"}   # column -> the RunRecord field it edits
 HEADER_TIPS = {
     "Algorithm": "The algorithm chosen; for Automatic, the one it ran in brackets",
     "Depth": "Depth of the tree (layers of a diagram), with the run's limit when the "
              "tree stopped short of it",
-    "Leaves": "Leaves of a tree; arcs into the class terminals of a decision diagram"}
+    "Leaves": "Leaves of a tree; arcs into the class terminals of a decision diagram",
+    "Name": "Your name for the run (shown after its number everywhere): click the cell "
+            "of a selected run, or press F2, to type it",
+    "Note": "Your note on the run, kept in the session: click the cell of a selected "
+            "run, or press F2, to type it"}
 SORT_ROLE = Qt.UserRole + 1   # what a column sorts by: numbers as numbers
 
 
 class HistoryModel(QAbstractTableModel):
+    annotated = Signal(object)   # a run named or annotated (its RunRecord)
+
     def __init__(self, parent=None):
         super().__init__(parent)
         self.runs: list[RunRecord] = []
@@ -186,7 +195,8 @@ class HistoryModel(QAbstractTableModel):
             percent(run.train_accuracy), percent(run.test_accuracy), format_count(run.train_error),
             format_count(run.lower_bound) if proves_bounds(run.chosen or run.algorithm)
             else "—", run.status_text, f"{run.time_s:.2f} s",
-            str(tree.n_leaves) if is_model(tree) else "", run.dataset_name)
+            str(tree.n_leaves) if is_model(tree) else "", run.dataset_name, run.name,
+            run.note)
         return values[column]
 
     @staticmethod
@@ -199,8 +209,28 @@ class HistoryModel(QAbstractTableModel):
                 str(run.data_settings.get("binarize", "")), run.n_features,
                 number(run.train_accuracy), number(run.test_accuracy), run.train_error,
                 run.lower_bound, run.status_text, run.time_s,
-                tree.n_leaves if is_model(tree) else -1, run.dataset_name.lower())
+                tree.n_leaves if is_model(tree) else -1, run.dataset_name.lower(),
+                run.name.lower(), run.note.lower())
         return keys[column]
+
+    def flags(self, index: QModelIndex):
+        flags = super().flags(index)
+        if index.isValid() and HISTORY_COLUMNS[index.column()] in EDITABLE:
+            flags |= Qt.ItemIsEditable
+        return flags
+
+    def setData(self, index: QModelIndex, value, role=Qt.EditRole) -> bool:
+        field = EDITABLE.get(HISTORY_COLUMNS[index.column()]) if index.isValid() else None
+        if field is None or role != Qt.EditRole:
+            return False
+        run = self.runs[index.row()]
+        text = " ".join(str(value).split())   # one line, as the history shows it
+        if getattr(run, field) == text:
+            return False
+        setattr(run, field, text)
+        self.refresh(run.number)
+        self.annotated.emit(run)
+        return True
 
     def row_of(self, number: int) -> int:
         """The model row of run `number` (-1 when absent)."""
@@ -211,7 +241,7 @@ class HistoryModel(QAbstractTableModel):
             return None
         run = self.runs[index.row()]
         name = HISTORY_COLUMNS[index.column()]
-        if role == Qt.DisplayRole:
+        if role in (Qt.DisplayRole, Qt.EditRole):
             return self.cell(run, index.column())
         if role == SORT_ROLE:
             return self.sort_key(run, index.column())
@@ -287,6 +317,8 @@ class ResultsPanel(QWidget):
     runs_selected = Signal(list)      # RunRecords selected in the history
     run_activated = Signal(object)    # RunRecord double-clicked
     cell_chosen = Signal(int, int)    # a training-matrix cell: (true, predicted class)
+    run_annotated = Signal(object)    # RunRecord named or annotated in the history
+    export_history = Signal()         # "Export CSV…" pressed
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -326,11 +358,20 @@ class ResultsPanel(QWidget):
         history_box = QGroupBox("History of this session", splitter)
         history_layout = QVBoxLayout(history_box)
         how = QLabel("Select rows to compare their curves; double-click a row to show "
-                     "its run's tree.", history_box)
+                     "its run's tree; click a selected run's Name or Note (or press F2) "
+                     "to name or annotate it.", history_box)
         how.setWordWrap(True)
         how.setStyleSheet(f"color: {HINT_COLOUR};")
-        history_layout.addWidget(how)
+        above = QHBoxLayout()
+        above.addWidget(how, 1)
+        self.export_history_button = QPushButton("Export CSV…", history_box)
+        self.export_history_button.setToolTip("Every run of the history, with its name, "
+                                              "note and parameters, as a CSV file")
+        self.export_history_button.clicked.connect(lambda: self.export_history.emit())
+        above.addWidget(self.export_history_button)
+        history_layout.addLayout(above)
         self.history = HistoryModel(self)
+        self.history.annotated.connect(self.run_annotated)
         # The view shows the history through a sorting proxy (click a header to sort):
         # view rows map to runs through `run_at`, never by their position.
         self.sorted_history = QSortFilterProxyModel(self)
@@ -340,6 +381,9 @@ class ResultsPanel(QWidget):
         self.history_view.setModel(self.sorted_history)
         self.history_view.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.history_view.setSelectionMode(QAbstractItemView.ExtendedSelection)
+        # (a double-click shows the run's tree: a name is typed on a selected cell)
+        self.history_view.setEditTriggers(QAbstractItemView.SelectedClicked
+                                          | QAbstractItemView.EditKeyPressed)
         self.history_view.verticalHeader().hide()
         self.history_view.setAlternatingRowColors(True)
         header = self.history_view.horizontalHeader()

@@ -98,6 +98,8 @@ class RunRecord:
     class_factors: list[float] | None = None   # each class's row weight, when weighted
     leaf_penalty: float = 0.0           # weight each leaf cost the search (leaf_cost)
     certified: str = ""                 # the part proven, when only a part was searched
+    name: str = ""                      # the user's name for the run (history, headers)
+    note: str = ""                      # and their note on it
 
     def edited(self, number: int, tree, time_s: float = 0.0) -> RunRecord:
         """This run's tree edited by hand (`engine.editing`) as run `number`.
@@ -115,6 +117,7 @@ class RunRecord:
             status=EDITED, time_s=float(time_s), incumbents=[],
             train_confusion=training_confusion(tree), evaluation=None,
             finished_at=time.strftime("%Y-%m-%d %H:%M:%S"), edited_from=self.number,
+            name="", note="",
             message=(f"Edited by hand from run #{self.number}: {tree.edits[-1]}; test "
                      "accuracy is not re-estimated for an edited tree."))
 
@@ -156,10 +159,11 @@ class RunRecord:
     def label(self) -> str:
         """"#3 Blossom on iris.csv" ("#4 Automatic (ConTree) on ..." for `auto`, "#5
         Blossom on iris.csv, #3 edited" for an edit): which run this is, in the words
-        the window uses."""
+        the window uses; a run the user named says its name after its number."""
         on = f" on {self.dataset_name}" if self.dataset_name else ""
         edit = f", #{self.edited_from} edited" if self.edited_from is not None else ""
-        return f"#{self.number} {self.title}{self.chosen_text}{on}{edit}"
+        named = f" “{self.name}”" if self.name else ""
+        return f"#{self.number}{named} {self.title}{self.chosen_text}{on}{edit}"
 
     @property
     def chosen_text(self) -> str:
@@ -220,6 +224,7 @@ class RunRecord:
             "chosen": self.chosen, "reason": self.reason, "message": self.message,
             "edited_from": self.edited_from, "class_factors": self.class_factors,
             "leaf_penalty": self.leaf_penalty, "certified": self.certified,
+            "name": self.name, "note": self.note,
         }
 
     @classmethod
@@ -243,7 +248,8 @@ class RunRecord:
                    edited_from=d.get("edited_from"),
                    class_factors=d.get("class_factors"),
                    leaf_penalty=float(d.get("leaf_penalty", 0.0)),
-                   certified=str(d.get("certified", "")))
+                   certified=str(d.get("certified", "")),
+                   name=str(d.get("name", "")), note=str(d.get("note", "")))
 
 
 def certified_text(stats: dict, params: dict) -> str:
