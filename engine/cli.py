@@ -35,7 +35,7 @@ from engine.solvers import compile_ahead, default_solver_name, get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
 from engine.training import default_binarization, train
-from engine.tuning import Tuner, candidates
+from engine.tuning import METRICS, Tuner, candidates, measure
 from engine.warmup import on_first_compile
 
 EXIT_USAGE = 2
@@ -102,6 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
                       "e.g. 0,0.005,0.02 (default 0,0.01; 0,0.005,0.02 for greedy; "
                       "not for the algorithms without one)")
     tune.add_argument("--folds", type=int, default=5, help="inner folds (default 5)")
+    tune.add_argument("--metric", choices=sorted(METRICS), default="accuracy",
+                      help="what settings are ranked by on the validation rows: "
+                           "accuracy (weighted under class weights; the default) or "
+                           "balanced accuracy (the mean recall of the classes)")
     tune.add_argument("--seed", type=int, default=0, help="seed of the folds")
     tune.add_argument("--time-limit", type=float, default=DEFAULT_TUNE_SECONDS,
                       help=f"seconds for the whole tuning and the final fit "
@@ -329,7 +333,8 @@ def tune(args, render_image: Callable | None) -> dict:
 
     def scored(score, i: int, n: int) -> None:
         line.note(f"{i + 1} of {n}: {score.candidate.label()}: " + (
-            f"validation accuracy {100 * score.mean:.1f}%, {score.mean_leaves:.1f} leaves"
+            f"{measure(options, args.metric)} {100 * score.mean:.1f}%, "
+            f"{score.mean_leaves:.1f} leaves"
             if score.complete else score.note))
 
     previous = signal.signal(signal.SIGINT, stop)
@@ -338,7 +343,7 @@ def tune(args, render_image: Callable | None) -> dict:
             raw = _read(args, monitor)
             options = _options(args, algorithm, max(c.depth for c in grid))
             tuner.append(Tuner(raw, options, algorithm, grid, params, plan,
-                               args.time_limit))
+                               args.time_limit, args.metric))
             tuning = tuner[0].run(scored, clock=monitor)
     finally:
         signal.signal(signal.SIGINT, previous)

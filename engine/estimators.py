@@ -394,8 +394,8 @@ def tune(X, y, algorithm: str = "auto", depths=None, min_leaf=None, leaf_cost=No
          cv: int = 5,
          time_limit: float | None = 60.0, random_state: int = 0,
          binarize: str | None = None, params: dict | None = None,
-         sample_weight=None, categorical: list[str] | None = None
-         ) -> OptimalTreeClassifier:
+         sample_weight=None, categorical: list[str] | None = None,
+         metric: str = "accuracy") -> OptimalTreeClassifier:
     """The depth among `depths` (None: `engine.tuning.default_depths`, 1-6 and deeper
     for greedy, auto and hybrid) (the least leaf size among `min_leaf`, for greedy, auto, dl85 and
     cadl85, greedy trying 1, 5 and 20 by default; the cost per leaf among `leaf_cost`,
@@ -405,7 +405,8 @@ def tune(X, y, algorithm: str = "auto", depths=None, min_leaf=None, leaf_cost=No
     that setting fitted on all of X, y and returned.  Its `tuning_` is a DataFrame of every candidate (mean
     validation accuracy, standard error, mean leaves, `chosen` and `best` marked);
     `time_limit` covers the whole (tuning gets all but the final fit's share);
-    `categorical` is OptimalTreeClassifier's.
+    `categorical` is OptimalTreeClassifier's; `metric` ranks the settings by
+    validation `"accuracy"` or `"balanced"` accuracy (`engine.tuning.METRICS`).
 
     A plain `GridSearchCV` over `OptimalTreeClassifier` works too; this is the
     one-call version with the rule that prefers the smaller tree."""
@@ -429,7 +430,7 @@ def tune(X, y, algorithm: str = "auto", depths=None, min_leaf=None, leaf_cost=No
         # the final fit is the Tuner's: its preparation is never cut by the time limit
         # (a fit of the returned estimator's own would be, and waste the tuning)
         tuning = Tuner(raw, options, algorithm, grid, params,
-                       Plan("kfold", cv, seed=random_state), time_limit).run()
+                       Plan("kfold", cv, seed=random_state), time_limit, metric).run()
     except OrchardError as error:
         raise ValueError(str(error)) from error
     chosen = grid[tuning.chosen]

@@ -332,6 +332,17 @@ class PreparedSplit:
     seconds: float = 0.0          # cutting and preparing it took (`prepared_splits`)
     _test_features: np.ndarray | None = field(default=None, repr=False)
 
+    def majority_balanced_accuracy(self) -> float:
+        """The balanced accuracy on the test rows of always answering the training
+        part's most common class: 1 / the classes present there when it is one of
+        them, else 0."""
+        data = self.data
+        common = data.class_names[int(np.argmax(np.bincount(
+            data.y, weights=data.w, minlength=data.n_classes)))]
+        _, values = blocks.factorize(self.test_frame[data.prep.target])
+        present = {class_label(v) for v in values}
+        return (1.0 / len(present) if common in present else 0.0) if present else math.nan
+
     def majority_accuracy(self, weighted: bool = False) -> float:
         """The share of the test rows in the training part's most common class (by
         weight, as the trees count it): what a one-leaf tree scores there; with

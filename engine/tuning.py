@@ -53,6 +53,7 @@ from engine.data.dataset import PrepOptions
 from engine.errors import DataError, Interrupted, ParameterError
 from engine.evaluation import CrossValidation, Plan, PreparedSplit
 from engine.featurize import prepare
+from engine.metrics import matrix_balanced_accuracy
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Result, Status
@@ -245,12 +246,33 @@ def choose(scored: Sequence[Scored], majority: float = 0.0,
     return best, min(within, key=simplicity)
 
 
-def measure(options: PrepOptions) -> str:
-    """What the candidates are ranked by: the accuracy on the validation rows, or with
-    class weights the accuracy with each row counted with its class's weight (what
-    the trees are trained for: a tuning by plain accuracy undoes the weights)."""
+# What a tuning may rank settings by (`Tuner(metric=...)`, `orchard tune --metric`).
+METRICS = {"accuracy": "accuracy", "balanced": "balanced accuracy"}
+
+
+def measure(options: PrepOptions, metric: str = "accuracy") -> str:
+    """What the candidates are ranked by: the accuracy on the validation rows (with
+    class weights, each row counted with its class's weight: what the trees are
+    trained for, and a tuning by plain accuracy undoes the weights), or the balanced
+    accuracy (the mean recall of the classes present, which class weights leave as
+    it is)."""
+    if metric == "balanced":
+        return "validation balanced accuracy"
     return "weighted validation accuracy" if options.class_weight else \
         "validation accuracy"
+
+
+def check_metric(metric: str) -> None:
+    if metric not in METRICS:
+        raise ParameterError(f"Unknown measure '{metric}': use one of "
+                             f"{', '.join(METRICS)}.")
+
+
+def fold_score(fold, metric: str) -> float:
+    """A fold's score under `metric` (`FoldResult.score`, or the balanced accuracy of
+    its validation confusion matrix)."""
+    return matrix_balanced_accuracy(fold.test_confusion) if metric == "balanced" \
+        else fold.score
 
 
 @dataclass
@@ -270,6 +292,7 @@ class Tuning:
     rows: int = 0                  # the table's
     sample_rows: int | None = None  # the stratified sample scored (None: every row)
     reserved_s: float = 0.0        # seconds kept for the final fit when the grid ended
+    metric: str = "accuracy"       # what the settings were ranked by (`METRICS`)
 
     def scored_on(self) -> str:
         """What each candidate was scored on, e.g. `5-fold cross-validation on a
@@ -288,7 +311,8 @@ class Tuning:
         if not chosen.mean < self.majority - 1e-12:
             return ""
         return (f"No setting predicted the validation rows better than the majority "
-                f"class ({100 * self.majority:.1f}% by always answering the most "
+                f"class ({100 * self.majority:.1f}% {self.measure} by always answering "
+                "the most "
                 f"frequent class, against {100 * chosen.mean:.1f}% for the chosen "
                 "setting): the columns may not tell the classes apart, or need more "
                 "rows; check the columns used, or try a least leaf size or a cost per "
@@ -296,7 +320,7 @@ class Tuning:
 
     def to_dict(self) -> dict:
         return {"algorithm": self.algorithm, "plan": self.plan.to_dict(),
-                "measure": self.measure,
+                "measure": self.measure, "metric": self.metric,
                 "candidates": [s.to_dict() for s in self.scored], "best": self.best,
                 "chosen": self.chosen, "rule": RULE,
                 "majority_accuracy": self.majority, "note": self.note,
@@ -307,7 +331,7 @@ class Tuning:
 
     @property
     def measure(self) -> str:
-        return measure(self.options)
+        return measure(self.options, self.metric)
 
     def table(self) -> list[str]:
         """One line per candidate, the best and the chosen marked."""
@@ -342,13 +366,15 @@ class Tuner:
 
     def __init__(self, raw: RawTable, options: PrepOptions, algorithm: str,
                  grid: Sequence[Candidate], params: dict[str, Any] | None = None,
-                 plan: Plan = Plan(), time_limit: float | None = None):
+                 plan: Plan = Plan(), time_limit: float | None = None,
+                 metric: str = "accuracy"):
         plan.check()
+        check_metric(metric)
         if time_limit is not None and not time_limit > 0:
             raise ParameterError("The time limit must be a positive number of seconds.")
         self.raw, self.options, self.algorithm = raw, options, algorithm
         self.grid, self.params = list(grid), dict(params or {})
-        self.plan, self.time_limit = plan, time_limit
+        self.plan, self.time_limit, self.metric = plan, time_limit, metric
         self._lock = threading.Lock()
         self._cancelled = False
         self._current: Monitor | None = None   # the fit or stage running now
@@ -393,7 +419,9 @@ class Tuner:
         try:
             validation = validation.sampled(SAMPLE_ROWS, clock, copies)
             class_names, splits = validation.prepared_splits(clock, copies)
-            majority = float(np.mean([split.majority_accuracy(weighted=True)
+            majority = float(np.mean([split.majority_balanced_accuracy()
+                                       if self.metric == "balanced" else
+                                       split.majority_accuracy(weighted=True)
                                        for split in splits]))
             reserve = Reserve.measured(clock, len(self.grid), len(self.raw.frame), splits)
             scored = self._score_all(reserve, clock, validation, class_names, splits,
@@ -408,7 +436,7 @@ class Tuner:
         sample = len(validation.raw.frame) if validation.raw is not self.raw else None
         tuning = Tuning(self.algorithm, self.plan, scored, best, chosen, None, None,
                         options, params, majority, len(self.raw.frame), sample,
-                        reserve.seconds())
+                        reserve.seconds(), self.metric)
         if refit:
             tuning.data, tuning.result = self._final_fit(
                 clock, options, params, reserve.training_needs(scored[chosen]))
@@ -477,7 +505,7 @@ class Tuner:
             finally:
                 monitor.finish()
                 self._running(None)
-            score.accuracies.append(fold.score)
+            score.accuracies.append(fold_score(fold, self.metric))
             score.leaves.append(fold.n_leaves)
             score.seconds.append(fold.time_s)
             score.at_limit += fold.status == Status.TIME_LIMIT
@@ -537,7 +565,9 @@ class Reserve:
 def tune(raw: RawTable, options: PrepOptions, algorithm: str,
          grid: Sequence[Candidate] | None = None, params: dict[str, Any] | None = None,
          plan: Plan = Plan(), time_limit: float | None = None,
-         on_candidate: Callable[[Scored, int, int], None] | None = None) -> Tuning:
+         on_candidate: Callable[[Scored, int, int], None] | None = None,
+         metric: str = "accuracy") -> Tuning:
     """`Tuner(...).run(on_candidate)` with the default grid when `grid` is None."""
     grid = candidates(algorithm) if grid is None else grid
-    return Tuner(raw, options, algorithm, grid, params, plan, time_limit).run(on_candidate)
+    return Tuner(raw, options, algorithm, grid, params, plan, time_limit,
+                 metric).run(on_candidate)

@@ -19,6 +19,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QDoubleSpinBox,
     QFormLayout,
@@ -40,6 +41,7 @@ from engine.solvers.monitor import Monitor
 from engine.tuning import (
     DEPTHS,
     GREEDY_DEEP_DEPTHS,
+    METRICS,
     RULE,
     RULE_ERRORS,
     Scored,
@@ -124,6 +126,16 @@ class TuneDialog(QDialog):
         self.folds_spin.setRange(2, 20)
         self.folds_spin.setValue(5)
         form.addRow("Inner folds:", self.folds_spin)
+        self.metric_combo = QComboBox(self)
+        for metric, words in METRICS.items():
+            self.metric_combo.addItem(words.capitalize(), metric)
+        self.metric_combo.setToolTip(
+            "What the settings are ranked by on the validation rows: accuracy (each "
+            "row counted with its class's weight under class weights), or balanced "
+            "accuracy, the mean recall of the classes (a rare class counts as much as "
+            "a common one)")
+        self.metric_combo.currentIndexChanged.connect(self._metric_changed)
+        form.addRow("Rank by:", self.metric_combo)
         self.time_spin = QDoubleSpinBox(self)
         self.time_spin.setRange(1, 24 * 3600)
         self.time_spin.setDecimals(0)
@@ -145,29 +157,41 @@ class TuneDialog(QDialog):
         self.progress = QProgressBar(self)
         self.progress.setRange(0, 1000)
         layout.addWidget(self.progress)
-        self.status = QLabel(f"Each depth is cross-validated on the rows with a class "
-                             f"and scored by its {measure(options)}; the simplest setting "
-                             f"within {RULE} of the best is chosen.", self)
+        self.status = QLabel("", self)
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.PlainText)
         layout.addWidget(self.status)
         self.plot = pg.PlotWidget(self)
         item = self.plot.getPlotItem()
         item.setLabel("bottom", "leaves (mean over folds)")
-        item.setLabel("left", f"{measure(options)} (%)")
+        item.setLabel("left", "")
         item.showGrid(x=True, y=True, alpha=0.15)
         item.hideButtons()
         self.plot_note = ChartNote(self.plot)
         layout.addWidget(self.plot, 3)
         self.table = QTableWidget(0, 4, self)
-        self.table.setHorizontalHeaderLabels(["setting", measure(options), "leaves",
-                                              "note"])
+        self.table.setHorizontalHeaderLabels(["setting", "", "leaves", "note"])
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.resizeColumnsToContents()   # headers readable before any row
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.NoEditTriggers)
         layout.addWidget(self.table, 2)
         self._set_busy(False)
+        self._metric_changed()
+
+    @property
+    def metric(self) -> str:
+        return self.metric_combo.currentData()
+
+    def _metric_changed(self) -> None:
+        """Every text that names the measure says the one chosen."""
+        words = measure(self.options, self.metric)
+        self.status.setText(f"Each depth is cross-validated on the rows with a class and "
+                            f"scored by its {words}; the simplest setting within {RULE} "
+                            "of the best is chosen.")
+        self.plot.getPlotItem().setLabel("left", f"{words} (%)")
+        self.table.horizontalHeaderItem(1).setText(words)
+        self.table.resizeColumnsToContents()
         self._draw()
 
     # ------------------------------------------------------------ running
@@ -188,7 +212,7 @@ class TuneDialog(QDialog):
                                             "Costs per leaf", "0, 0.01"))
             tuner = Tuner(self.raw, self.options, self.algorithm, grid, self.params,
                           Plan("kfold", self.folds_spin.value()),
-                          self.time_spin.value())
+                          self.time_spin.value(), self.metric)
         except (OrchardError, ValueError) as error:
             self.status.setText(error_message(error))
             return
@@ -278,7 +302,8 @@ class TuneDialog(QDialog):
         self.start_button.setEnabled(not busy)
         self.stop_button.setEnabled(busy)
         self.use_button.setEnabled(not busy and self.tuning is not None)
-        for editor in (self.low_spin, self.high_spin, self.folds_spin, self.time_spin):
+        for editor in (self.low_spin, self.high_spin, self.folds_spin, self.time_spin,
+                       self.metric_combo):
             editor.setEnabled(not busy)
         self.leaf_edit.setEnabled(not busy and self.leaf_name is not None)
         self.cost_edit.setEnabled(not busy and self.has_cost)

@@ -99,3 +99,23 @@ def test_the_dialog_tries_the_command_line_s_depths_by_default(qtbot):
     dialog.high_spin.setValue(9)
     assert dialog.depths() == [1, 2, 3, 4, 5, 6, 8, 9]
     dialog.reject()
+
+
+def test_the_dialog_tunes_by_the_measure_chosen_and_says_which(qtbot):
+    win = open_window(qtbot, LOANS, algorithm="greedy")
+    dialog = open_tune_dialog(win)
+    assert "validation accuracy" in dialog.status.text()
+    dialog.metric_combo.setCurrentIndex(dialog.metric_combo.findData("balanced"))
+    assert "validation balanced accuracy" in dialog.status.text()
+    assert dialog.table.horizontalHeaderItem(1).text() == "validation balanced accuracy"
+    assert "balanced" in dialog.plot.getPlotItem().getAxis("left").labelText
+    dialog.high_spin.setValue(2)
+    dialog.leaf_edit.setText("1")
+    dialog.cost_edit.setText("0")
+    dialog.folds_spin.setValue(3)
+    dialog.start()
+    assert not dialog.metric_combo.isEnabled()
+    qtbot.waitUntil(lambda: dialog._worker is None, timeout=60_000)
+    assert dialog.tuning.metric == "balanced"
+    dialog.close()
+    win.close()

@@ -380,3 +380,33 @@ def test_with_class_weights_settings_are_ranked_by_the_weighted_accuracy():
     assert "of the best weighted validation accuracy" in result.table()[0]
     plain = Tuner(raw, PrepOptions(binarize="quantile:4"), "greedy", grid, {}, plan).run()
     assert plain.measure == "validation accuracy"
+
+
+def test_settings_can_be_ranked_by_the_balanced_accuracy(capsys):
+    """Tuning by the user's measure (issue 46): the balanced accuracy of each fold's
+    validation rows, counted from its confusion matrix; the CLI, the table and the
+    JSON say so, and the majority line is the majority class's balanced accuracy."""
+    raw = read_table(SAMPLES / "loans.csv")
+    options = PrepOptions(binarize="quantile:4")
+    plan = Plan("kfold", 3)
+    grid = candidates("greedy", [1, 3], [1], [0])
+    result = Tuner(raw, options, "greedy", grid, {}, plan, metric="balanced").run()
+    for score in result.scored:
+        folds = CrossValidation(raw, options, "greedy",
+                                score.candidate.params("greedy", {}), plan).run().folds
+        recalls = [np.mean(np.diag(f.test_confusion) / f.test_confusion.sum(axis=1))
+                   for f in folds]
+        assert score.accuracies == pytest.approx(recalls)
+        assert recalls != pytest.approx([f.test_accuracy for f in folds])
+    assert result.majority == pytest.approx(0.5)   # two classes, every fold has both
+    assert result.measure == "validation balanced accuracy"
+    assert "of the best validation balanced accuracy" in result.table()[0]
+    with pytest.raises(ParameterError, match="Unknown measure 'auc'"):
+        Tuner(raw, options, "greedy", grid, {}, plan, metric="auc")
+    code = main(["tune", str(SAMPLES / "loans.csv"), "--algo", "greedy", "--depths", "1-2",
+                 "--min-leaf", "1", "--leaf-cost", "0", "--folds", "3", "--metric",
+                 "balanced", "--json"])
+    assert code == 0
+    tuning = json.loads(capsys.readouterr().out)["tuning"]
+    assert tuning["metric"] == "balanced"
+    assert tuning["measure"] == "validation balanced accuracy"
