@@ -39,6 +39,7 @@ from engine.data.dataset import PrepOptions
 from engine.featurize import prepare
 from engine.data.preprocessing import class_label
 from engine.errors import DataError, Interrupted, ParameterError
+from engine.importance import class_probabilities, feature_importance
 from engine.metrics import confusion_matrix, matrix_from_json, matrix_to_json
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
@@ -85,6 +86,31 @@ class Plan:
 
 
 @dataclass
+class HeldOut:
+    """A split's predictions on its held-out rows, in the evaluation's classes: what
+    the window's Evaluation views are computed on after a cross-validation or a
+    hold-out (kept in memory only: a session keeps the figures, not every row's
+    prediction)."""
+
+    truth: np.ndarray        # int64[n]: each held-out row's class
+    predicted: np.ndarray    # int64[n]: the split's tree's prediction
+    proba: np.ndarray        # float[n, classes]: its leaf's class shares (ROC, gain)
+    importance: dict[str, float] = field(default_factory=dict)  # per raw column, on them
+    tested: frozenset[str] = frozenset()   # the raw columns the split's tree tests
+
+    @staticmethod
+    def joined(parts: list[HeldOut]) -> HeldOut:
+        importance: dict[str, float] = {}
+        for part in parts:
+            for column, value in part.importance.items():
+                importance[column] = importance.get(column, 0.0) + value
+        return HeldOut(np.concatenate([p.truth for p in parts]),
+                       np.concatenate([p.predicted for p in parts]),
+                       np.concatenate([p.proba for p in parts]), importance,
+                       frozenset().union(*(p.tested for p in parts)))
+
+
+@dataclass
 class FoldResult:
     fold: int                     # 0-based
     n_train: int
@@ -110,6 +136,7 @@ class FoldResult:
     # The test accuracy with each row weighted by its class's factor (class weights):
     # what the trees were trained for, and what a tuning ranks by (NaN: unweighted).
     weighted_accuracy: float = math.nan
+    held_out: HeldOut | None = None   # its held-out rows' predictions (with `baselines`)
 
     @property
     def score(self) -> float:
@@ -156,6 +183,12 @@ class Evaluation:
     @property
     def n_folds(self) -> int:
         return 1 if self.plan.method == "holdout" else self.plan.k
+
+    def held_out(self) -> HeldOut | None:
+        """Every split's held-out predictions together, when each split kept them."""
+        parts = [f.held_out for f in self.folds]
+        return HeldOut.joined(parts) if parts and all(p is not None for p in parts) \
+            else None
 
     @property
     def test_accuracies(self) -> list[float]:
@@ -570,16 +603,18 @@ class CrossValidation:
         index = {name: i for i, name in enumerate(class_names)}
         size = len(class_names)
 
-        def score(frame, predicted: np.ndarray) -> tuple[float, np.ndarray]:
+        def truth_of(frame) -> np.ndarray:
             codes, values = blocks.factorize(frame[data.prep.target])
-            truth = np.array([index[class_label(v)] for v in values],
-                             dtype=np.int64)[codes]
-            matrix = confusion_matrix(truth, to_global[predicted], size)
+            return np.array([index[class_label(v)] for v in values], dtype=np.int64)[codes]
+
+        def score(frame, predicted: np.ndarray) -> tuple[float, np.ndarray]:
+            matrix = confusion_matrix(truth_of(frame), to_global[predicted], size)
             total = matrix.sum()
             return (float(np.trace(matrix) / total) if total else math.nan), matrix
 
         test_features = split.test_features()
-        test_accuracy, test_matrix = score(test_frame, tree.predict(test_features))
+        test_predicted = tree.predict(test_features)
+        test_accuracy, test_matrix = score(test_frame, test_predicted)
         weighted = math.nan
         if data.class_weights is not None and test_matrix.sum():
             factors = np.ones(size)   # a class the training part lacks counts once
@@ -590,7 +625,10 @@ class CrossValidation:
             score(train_frame, tree.predict_frame(train_frame)) if train_accuracy
             else (math.nan, np.zeros_like(test_matrix)))
         majority = greedy = math.nan
+        held_out = None
         if baselines:
+            held_out = _held_out(tree, test_features, truth_of(test_frame),
+                                 to_global[test_predicted], to_global, size)
             majority = split.majority_accuracy()
             greedy_tree = self._greedy_tree(data, params, monitor)
             if greedy_tree is not None:
@@ -601,7 +639,7 @@ class CrossValidation:
                           float(result.train_error), float(result.lower_bound),
                           int(tree.n_leaves),
                           [(float(t), float(e)) for t, e, _ in result.incumbents],
-                          majority, greedy, weighted)
+                          majority, greedy, weighted, held_out)
 
     def _greedy_tree(self, data, params: dict, monitor: Monitor):
         """The greedy tree of the algorithm's depth on a split's features, the tree an
@@ -646,3 +684,19 @@ def evaluate(raw: RawTable, options: PrepOptions, algorithm: str,
              on_fold: Callable[[FoldResult, int], None] | None = None) -> Evaluation:
     """Run `plan` for `algorithm` on `raw` prepared with `options` (see the module doc)."""
     return CrossValidation(raw, options, algorithm, params, plan, time_limit).run(on_fold)
+
+
+def _held_out(tree, X: np.ndarray, truth: np.ndarray, predicted: np.ndarray,
+              to_global: np.ndarray, size: int) -> HeldOut:
+    """A split's tree on its held-out rows (`X`, in its features; `truth` and
+    `predicted` in the evaluation's classes): class shares, and the error its splits
+    remove on those rows per raw column (rows of a class the tree never saw left out
+    of that)."""
+    proba = np.zeros((len(X), size))
+    proba[:, to_global] = class_probabilities(tree, X)
+    local = np.full(size, -1, dtype=np.int64)
+    local[to_global] = np.arange(len(to_global))
+    known = local[truth] >= 0
+    importance = feature_importance(tree, X[known], local[truth[known]], None,
+                                    len(to_global))
+    return HeldOut(truth, predicted, proba, dict(importance.rows), importance.tested)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.errors import DataError
-from engine.metrics import roc_auc, roc_curve
+from engine.metrics import gain_curve, roc_auc, roc_curve
 from engine.model.diagram import Diagram
 from engine.model.tree import Tree
 
@@ -63,6 +63,28 @@ class Roc:
     tpr: np.ndarray
     thresholds: np.ndarray    # score >= threshold is called positive; inf first
     auc: float
+
+
+@dataclass(frozen=True)
+class Gain:
+    """The cumulative gain of `positive`: rows taken by decreasing score (`taken`,
+    a share of all rows) against the share of the positive rows they hold."""
+
+    positive: int
+    taken: np.ndarray
+    gained: np.ndarray
+
+    @property
+    def lift(self) -> np.ndarray:
+        """How many times the positive share of the rows taken beats the whole
+        table's (1 at every point for a model that ranks at random)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.taken > 0, self.gained / self.taken, np.nan)
+
+    def at(self, share: float) -> float:
+        """The share of positive rows among the first `share` of the rows (linear
+        between the curve's points, as a mailing would take part of a tie)."""
+        return float(np.interp(share, self.taken, self.gained))
 
 
 def _check_rows(model, X: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
@@ -200,3 +222,11 @@ def roc_for_class(proba: np.ndarray, y: np.ndarray, positive: int,
     fpr, tpr = roc_curve(is_positive, scores, weight)
     thresholds = np.r_[np.inf, np.unique(scores)[::-1]]   # roc_curve's points, in order
     return Roc(positive, fpr, tpr, thresholds, roc_auc(is_positive, scores, weight))
+
+
+def gain_for_class(proba: np.ndarray, y: np.ndarray, positive: int,
+                   w: np.ndarray | None = None) -> Gain:
+    """Cumulative gain of class `positive`, rows ranked by its column of `proba`."""
+    taken, gained = gain_curve(np.asarray(y) == positive,
+                               np.asarray(proba[:, positive], dtype=float), w)
+    return Gain(positive, taken, gained)

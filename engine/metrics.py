@@ -68,10 +68,10 @@ def class_scores(y_true: np.ndarray, y_pred: np.ndarray, class_names: list[str],
                           for k, name in enumerate(class_names)}}
 
 
-def roc_curve(positive: np.ndarray, scores: np.ndarray,
-              w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """False and true positive rates at every distinct score taken as a threshold
-    (highest first, starting at (0, 0)), for 0/1 `positive` labels."""
+def _ranked(positive: np.ndarray, scores: np.ndarray,
+            w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Weight of the positive and of the other rows scoring at least each distinct
+    score (highest first, starting at (0, 0)): tied rows count together."""
     positive = np.asarray(positive, dtype=bool)
     w = np.ones(len(positive)) if w is None else np.asarray(w, dtype=float)
     order = np.argsort(-np.asarray(scores, dtype=float), kind="mergesort")
@@ -79,8 +79,26 @@ def roc_curve(positive: np.ndarray, scores: np.ndarray,
     tp = np.cumsum(w[order] * positive[order])
     fp = np.cumsum(w[order] * ~positive[order])
     last = np.r_[np.nonzero(np.diff(ranked))[0], len(ranked) - 1]   # ties: one point
-    tp, fp = np.r_[0.0, tp[last]], np.r_[0.0, fp[last]]
+    return np.r_[0.0, tp[last]], np.r_[0.0, fp[last]]
+
+
+def roc_curve(positive: np.ndarray, scores: np.ndarray,
+              w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """False and true positive rates at every distinct score taken as a threshold
+    (highest first, starting at (0, 0)), for 0/1 `positive` labels."""
+    tp, fp = _ranked(positive, scores, w)
     return (fp / fp[-1] if fp[-1] > 0 else fp), (tp / tp[-1] if tp[-1] > 0 else tp)
+
+
+def gain_curve(positive: np.ndarray, scores: np.ndarray,
+               w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Cumulative gain: the share of all rows taken, highest scores first (x), and
+    the share of the positive rows among them (y), at every distinct score (from
+    (0, 0) to (1, 1)); the lift at a point is y / x."""
+    tp, fp = _ranked(positive, scores, w)
+    taken = tp + fp
+    return (taken / taken[-1] if taken[-1] > 0 else taken), \
+        (tp / tp[-1] if tp[-1] > 0 else tp)
 
 
 def roc_auc(positive: np.ndarray, scores: np.ndarray, w: np.ndarray | None = None) -> float:

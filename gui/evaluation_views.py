@@ -1,4 +1,7 @@
-"""Evaluation views of one model: per-class scores, ROC curve, feature importance.
+"""Evaluation views of one model: per-class scores, ROC curve, cumulative gain and
+lift, feature importance, on its training rows or on the held-out rows of its test
+(a cross-validation's or a hold-out's, `score_held_out`: the rows chooser in the
+tab bar's corner; the held-out rows are the default when the run has them).
 
 A thin view over plain engine functions (`engine.metrics.per_class`,
 `engine.importance`, `engine.export.evaluation_csv`): the widget only lays out what
@@ -10,7 +13,9 @@ at once (tests, small tables).
 
 The ROC curve needs a score per row; a tree gives each row its leaf's share of the
 positive class, so the curve has one corner per distinct leaf share.  With more than
-two classes it is one class against the rest (chosen in a combo box).
+two classes it is one class against the rest (chosen in a combo box); the gain
+curve ranks the rows the same way (the share of the positive rows found in the first
+x% of the rows; lift is that share over x).
 """
 
 from __future__ import annotations
@@ -39,17 +44,21 @@ from PySide6.QtWidgets import (
 
 from engine.data.features import format_count
 from engine.errors import DataError, OrchardError
+from engine.evaluation import HeldOut
 from engine.export.evaluation_csv import (
+    write_gain_csv,
     write_importance_csv,
     write_per_class_csv,
     write_roc_csv,
 )
 from engine.export.files import write_atomically
 from engine.importance import (
+    Gain,
     Importance,
     Roc,
     class_probabilities,
     feature_importance,
+    gain_for_class,
     roc_for_class,
 )
 from engine.metrics import accuracy, balanced_accuracy, per_class
@@ -84,6 +93,12 @@ def score(model, X: np.ndarray, y: np.ndarray, w: np.ndarray | None,
     importance = feature_importance(model, X, y, w, len(names))
     proba = class_probabilities(model, X)
     predicted = model.predict(X)
+    return _scored(names, y, w, proba, predicted, importance,
+                   "class terminal" if isinstance(model, Diagram) else "leaf")
+
+
+def _scored(names: list[str], y: np.ndarray, w: np.ndarray, proba: np.ndarray,
+            predicted: np.ndarray, importance: Importance, leaf: str) -> Scored:
     present = np.bincount(y, weights=w, minlength=len(names)) > 0
     positive = 1 if len(names) == 2 else int(np.argmax(present)) if present.any() else 0
     roc, message = None, "A ROC curve needs two classes, and this target has only one."
@@ -94,8 +109,20 @@ def score(model, X: np.ndarray, y: np.ndarray, w: np.ndarray | None,
             message = str(error)
     return Scored(names, y, w, proba, per_class(y, predicted, len(names), w),
                   accuracy(y, predicted, w), balanced_accuracy(y, predicted, len(names), w),
-                  importance, "class terminal" if isinstance(model, Diagram) else "leaf",
-                  positive, roc, message)
+                  importance, leaf, positive, roc, message)
+
+
+def score_held_out(held: HeldOut, names: list[str]) -> Scored:
+    """The views' figures on a test's held-out rows: each split's tree's predictions
+    and leaf shares on its own held-out rows, and the error its splits remove there
+    (summed per column over the splits)."""
+    y = np.asarray(held.truth, dtype=np.int64)
+    columns = sorted(held.importance, key=lambda c: -held.importance[c])
+    values = np.array([held.importance[c] for c in columns], dtype=float)
+    importance = Importance(columns, values, np.zeros(0), float("nan"), float("nan"),
+                            held.tested)
+    return _scored(list(names), y, np.ones(len(y)), held.proba, held.predicted,
+                   importance, "leaf")
 
 
 def score_dataset(model, data) -> Scored:
@@ -116,8 +143,11 @@ def score_dataset(model, data) -> Scored:
 # The progress chart's look (set again here in case this module is imported alone).
 pg.setConfigOptions(antialias=True, foreground="#3d444d", background="w")
 
-VIEWS = ("per_class", "roc", "importance")
-TITLES = {"per_class": "Per class", "roc": "ROC curve", "importance": "Importance"}
+VIEWS = ("per_class", "roc", "gain", "importance")
+TITLES = {"per_class": "Per class", "roc": "ROC curve", "gain": "Gain and lift",
+          "importance": "Importance"}
+# The rows chooser: what the views are computed on.
+ROWS_HELD_OUT, ROWS_TRAINING = "held_out", "training"
 MAX_BARS = 20          # more bars than this become unreadable labels
 MAX_NAME = 28          # characters of a column name on the importance axis
 CURVE_COLOUR = "#0072B2"
@@ -208,10 +238,12 @@ class EvaluationViews(QTabWidget):
     """Per-class table, ROC curve and importance chart of the model last shown."""
 
     exported = Signal(str)
+    rows_changed = Signal()   # the rows chooser changed: the window shows them
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.class_names: list[str] = []
+        self.gain: Gain | None = None
         self.scores: dict[str, np.ndarray] | None = None
         self.importance: Importance | None = None
         self.roc: Roc | None = None
@@ -259,6 +291,26 @@ class EvaluationViews(QTabWidget):
         layout.addLayout(choice)
         layout.addWidget(self.roc_stack, 1)
 
+        self.gain_plot = pg.PlotWidget(self)
+        self.gain_plot.setMinimumSize(240, 200)
+        item = self.gain_plot.getPlotItem()
+        item.setLabel("bottom", "share of the rows, highest scores first")
+        item.setLabel("left", "share of the positive class's rows found")
+        item.showGrid(x=True, y=True, alpha=0.15)
+        item.hideButtons()
+        item.plot([0, 1], [0, 1], pen=pg.mkPen("#9aa0a6", width=1, style=Qt.DashLine))
+        self.gain_curve = item.plot([], [], pen=pg.mkPen(CURVE_COLOUR, width=2))
+        item.setXRange(0, 1, padding=0.02)
+        item.setYRange(0, 1, padding=0.02)
+
+        self.rows_combo = QComboBox(self)
+        self.rows_combo.addItem("Training rows", ROWS_TRAINING)
+        self.rows_combo.setToolTip("The rows the views are computed on: the run's "
+                                   "training rows, or the held-out rows of its test "
+                                   "(each split's tree on the rows it did not see)")
+        self.rows_combo.currentIndexChanged.connect(lambda _: self.rows_changed.emit())
+        self.setCornerWidget(self.rows_combo, Qt.TopRightCorner)
+
         self.bar_plot = pg.PlotWidget(self)
         self.bar_plot.setMinimumSize(240, 200)
         bars = self.bar_plot.getPlotItem()
@@ -269,9 +321,10 @@ class EvaluationViews(QTabWidget):
         bars.setMouseEnabled(x=False, y=False)
 
         self.pages = {"per_class": _Page(self.table, self), "roc": _Page(roc_box, self),
+                      "gain": _Page(self.gain_plot, self),
                       "importance": _Page(self.bar_plot, self)}
         self._pictures = {"per_class": self.table, "roc": self.roc_plot,
-                          "importance": self.bar_plot}
+                          "gain": self.gain_plot, "importance": self.bar_plot}
         for name, page in self.pages.items():
             self.addTab(page, TITLES[name])
             page.png_button.clicked.connect(lambda _=False, n=name: self._ask(n, "png"))
@@ -291,11 +344,31 @@ class EvaluationViews(QTabWidget):
     def importance_rows(self) -> list[tuple[str, float]]:
         return [] if self.importance is None else self.importance.rows
 
+    # ----------------------------------------------------------------- rows
+    def set_held_out(self, text: str | None) -> None:
+        """Offer the held-out rows (`text` says which test) or not (None); they are
+        chosen when they become available, as the figures that matter."""
+        at = self.rows_combo.findData(ROWS_HELD_OUT)
+        self.rows_combo.blockSignals(True)
+        if text is None and at >= 0:
+            self.rows_combo.removeItem(at)
+        elif text is not None and at < 0:
+            self.rows_combo.insertItem(0, text, ROWS_HELD_OUT)
+            self.rows_combo.setCurrentIndex(0)
+        elif text is not None:
+            self.rows_combo.setItemText(at, text)
+        self.rows_combo.blockSignals(False)
+        self.rows_combo.setVisible(self.rows_combo.count() > 1)
+
+    def rows_choice(self) -> str:
+        return self.rows_combo.currentData()
+
     # ----------------------------------------------------------------- show
     def clear(self, reason: str) -> None:
         """No model: every view says `reason` and nothing can be exported."""
         self._worker = None   # a scoring still running is no longer wanted
-        self.scores = self.importance = self.roc = None
+        self.scores = self.importance = self.roc = self.gain = None
+        self.gain_curve.setData([], [])
         self._proba = self._y = self._w = None
         self.class_names = []
         self.table_model.set_rows([])
@@ -342,6 +415,14 @@ class EvaluationViews(QTabWidget):
             return
         self._display(scored, about)
 
+    def show_scored(self, scored: Scored, about: str) -> None:
+        """Show figures already computed (`score_held_out`) on `about` rows."""
+        self._worker = None
+        if not len(scored.y):
+            self.clear(f"There are no {about} to evaluate the model on.")
+            return
+        self._display(scored, about)
+
     def _display(self, scored: Scored, about: str) -> None:
         names = scored.names
         self.class_names, self._proba, self._y, self._w = names, scored.proba, scored.y, \
@@ -374,6 +455,7 @@ class EvaluationViews(QTabWidget):
         self.positive_combo.setVisible(len(names) >= 2)
         self.positive_label.setVisible(len(names) >= 2)
         self._show_roc(default, scored.roc, scored.roc_message)   # computed by `score`
+        self._show_gain(default)
 
     def set_positive_class(self, index: int) -> None:
         """Draw the ROC curve of class `index` against every other class."""
@@ -391,6 +473,7 @@ class EvaluationViews(QTabWidget):
         except OrchardError as error:
             roc, message = None, str(error)
         self._show_roc(index, roc, message)
+        self._show_gain(index)
 
     def _show_roc(self, index: int, roc: Roc | None, message: str) -> None:
         self.roc = roc
@@ -418,6 +501,31 @@ class EvaluationViews(QTabWidget):
         self.roc_stack.setCurrentWidget(self.roc_explanation)
         self.pages["roc"].note.setText("")
         self.pages["roc"].set_exportable(False)
+
+    # ----------------------------------------------------------------- gain
+    def _show_gain(self, index: int) -> None:
+        """The cumulative gain of class `index` (the ROC page's positive class), rows
+        ranked by their leaf's share of it, with the lift at a tenth and a fifth."""
+        page, names = self.pages["gain"], self.class_names
+        w = self._w
+        if self._proba is None or len(names) < 2 or not (
+                w[self._y == index] > 0).any():
+            self.gain = None
+            self.gain_curve.setData([], [])
+            page.note.setText(self.roc_message or "A gain curve needs rows of the "
+                              "positive class.")
+            page.set_exportable(False)
+            return
+        self.gain = gain_for_class(self._proba, self._y, index, w)
+        self.gain_curve.setData(self.gain.taken, self.gain.gained)
+        found = [(share, self.gain.at(share)) for share in (0.1, 0.2, 0.5)]
+        text = "; ".join(f"the first {100 * share:.0f}% hold {100 * got:.1f}% (lift "
+                         f"{got / share:.2f})" for share, got in found)
+        rest = " against the rest" if len(names) > 2 else ""
+        page.note.setText(f"Rows of the {self._about} ranked by their {self._leaf}'s share "
+                          f"of “{names[index]}”{rest} (ties split evenly): {text}. "
+                          "The dashed line is a random order.")
+        page.set_exportable(True)
 
     # ----------------------------------------------------------- importance
     def _draw_bars(self) -> None:
@@ -471,6 +579,8 @@ class EvaluationViews(QTabWidget):
             write_per_class_csv(path, self.class_names, self.scores)
         elif view == "roc" and self.roc is not None:
             write_roc_csv(path, self.roc)
+        elif view == "gain" and self.gain is not None:
+            write_gain_csv(path, self.gain)
         elif view == "importance" and self.importance is not None:
             write_importance_csv(path, self.importance)
         else:

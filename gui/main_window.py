@@ -284,6 +284,7 @@ class MainWindow(QMainWindow):
         self.results.export_history.connect(self.files.export_history_dialog)
         self.results.run_annotated.connect(self._run_annotated)
         self.evaluation_views.exported.connect(lambda path: self.set_status(f"Saved {path}."))
+        self.evaluation_views.rows_changed.connect(self.display.refresh_evaluation)
         self.tabs.currentChanged.connect(lambda _: display.refresh_evaluation())
         self.view.node_clicked.connect(self.analysis.show_node)
         self.view.node_menu.connect(self.analysis.open_node_menu)

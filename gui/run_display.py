@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject
 
 from engine.data.features import format_count
 from gui.app_state import AppState
+from gui.evaluation_views import ROWS_HELD_OUT, score_held_out
 from gui.models import is_model
 from gui.run_controller import no_tree_text, result_text
 from gui.runs import RunRecord
@@ -165,23 +166,35 @@ class RunDisplay(QObject):
             self.win.results.show_run(run, self.win.validator.progress(run))
             self.win.figures.show_run(run, self.win.validator.progress(run))
             self.win.set_status(result_text(run))
+            if run.evaluation is not None:   # its held-out rows, for the Evaluation tab
+                self.refresh_evaluation()
 
     def refresh_evaluation(self) -> None:
-        """The Evaluation tab scores the selected run on its own training rows, when
-        the tab is open (a pass over every row) and those rows are in memory."""
-        if self.win.tabs.currentWidget() is not self.win.evaluation_views:
+        """The Evaluation tab scores the selected run on the held-out rows of its test
+        (each split's tree on the rows it did not see), or on its own training rows
+        (a pass over every row, when those rows are in memory), as the tab's rows
+        chooser says, when the tab is open."""
+        views = self.win.evaluation_views
+        if self.win.tabs.currentWidget() is not views:
             return
         run = self.win.current_run
         rows = self.state.data_of(run)
+        held = run.evaluation.held_out() if run is not None and run.evaluation else None
+        about = (f"held-out rows ({run.evaluation.plan.describe()}"
+                 f"{'' if run.evaluation.complete else ', the splits done'})"
+                 if held is not None else None)
+        views.set_held_out(None if about is None else about[0].upper() + about[1:])
         if run is None or not is_model(run.tree):
-            self.win.evaluation_views.clear("No finished run with a model to evaluate: "
-                                            "press Run, or choose a run in the Results tab.")
+            views.clear("No finished run with a model to evaluate: press Run, or choose "
+                        "a run in the Results tab.")
+        elif held is not None and views.rows_choice() == ROWS_HELD_OUT:
+            views.show_scored(score_held_out(held, run.evaluation.class_names), about)
         elif rows is None:
-            self.win.evaluation_views.clear(
+            views.clear(
                 f"Run #{run.number} trained on {run.dataset_name or 'another file'}: open "
                 "it again with the run's settings to evaluate its model on its rows.")
         else:
-            self.win.evaluation_views.show_dataset(run.tree, rows.dataset)
+            views.show_dataset(run.tree, rows.dataset)
 
     def run_activated(self, run: RunRecord) -> None:
         if not self.win.running:   # the live run keeps the tree until it ends

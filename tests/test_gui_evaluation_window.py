@@ -6,6 +6,7 @@ import base64
 import re
 
 import numpy as np
+import pytest
 from PySide6.QtCore import Qt
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 from test_gui_support import (  # noqa: F401
@@ -18,6 +19,7 @@ from test_gui_support import (  # noqa: F401
 
 from engine.data.csv_reader import read_table
 from engine.importance import class_probabilities
+from gui.evaluation_views import ROWS_HELD_OUT, ROWS_TRAINING
 from gui.main_window import TAB_DATA, TAB_EVALUATION
 
 
@@ -28,11 +30,19 @@ def trained(qtbot, algorithm="greedy", depth=3):
     return win
 
 
+def choose_rows(views, which):
+    views.rows_combo.setCurrentIndex(views.rows_combo.findData(which))
+
+
 def test_the_evaluation_tab_scores_the_run_on_screen(qtbot):
-    win = trained(qtbot)
+    win = open_window(qtbot, LOANS, algorithm="greedy")
+    win.depth_spin.setValue(3)
+    run_and_validate(qtbot, win)
     views = win.evaluation_views
     assert views.auc_value is None            # not computed until the tab is opened
     win.tabs.setCurrentIndex(TAB_EVALUATION)
+    assert views.rows_choice() == ROWS_HELD_OUT   # the figures that matter, first
+    choose_rows(views, ROWS_TRAINING)
     qtbot.waitUntil(lambda: views.auc_value is not None, timeout=10_000)   # a worker
     data, tree = win.dataset, win.tree
     proba = class_probabilities(tree, data.X)
@@ -41,13 +51,60 @@ def test_the_evaluation_tab_scores_the_run_on_screen(qtbot):
     assert views.importance_rows[0][1] > 0
     # a second run: the tab follows it at once
     win.depth_spin.setValue(1)
-    run_and_wait(qtbot, win)
+    run_and_validate(qtbot, win)
     win.tabs.setCurrentIndex(TAB_EVALUATION)
+    choose_rows(views, ROWS_TRAINING)
     one_split = win.tree
     qtbot.waitUntil(lambda: sum(value > 0 for _, value in views.importance_rows) == 1,
                     timeout=10_000)
     assert one_split.depth == 1
     assert sum(value > 0 for _, value in views.importance_rows) == 1
+    win.close()
+
+
+def test_the_evaluation_views_are_computed_on_the_held_out_rows_and_say_so(qtbot, tmp_path):
+    """Issue 46: after a cross-validation the per-class table, ROC, gain and importance
+    are the held-out rows' (each split's tree on the rows it did not see)."""
+    import csv
+
+    from sklearn.metrics import precision_recall_fscore_support
+
+    win = open_window(qtbot, LOANS, algorithm="greedy")
+    win.depth_spin.setValue(3)
+    run_and_validate(qtbot, win)
+    run = win.current_run
+    held = run.evaluation.held_out()
+    assert held is not None and len(held.truth) == 600   # every row held out once
+    # the held-out predictions are the folds' test confusion matrices, row by row
+    matrix = sum(f.test_confusion for f in run.evaluation.folds)
+    counted = np.zeros_like(matrix)
+    np.add.at(counted, (held.truth, held.predicted), 1)
+    assert (counted == matrix).all()
+    views = win.evaluation_views
+    win.tabs.setCurrentIndex(TAB_EVALUATION)
+    assert views.rows_choice() == ROWS_HELD_OUT and views.rows_combo.isVisible()
+    assert views.auc_value == pytest.approx(roc_auc_score(held.truth, held.proba[:, 1]),
+                                            abs=1e-12)
+    precision, recall, _, _ = precision_recall_fscore_support(
+        held.truth, held.predicted, labels=[0, 1], zero_division=0)
+    np.testing.assert_allclose([r[1] for r in views.per_class_rows], precision)
+    np.testing.assert_allclose([r[2] for r in views.per_class_rows], recall)
+    note = views.pages["per_class"].note.text()
+    assert "held-out rows (5-fold cross-validation)" in note
+    assert "held-out rows" in views.pages["importance"].note.text()
+    gain = views.gain
+    assert gain.taken[0] == 0 and gain.taken[-1] == 1 and gain.gained[-1] == 1
+    assert "lift" in views.pages["gain"].note.text()
+    out = tmp_path / "gain.csv"
+    views.export_csv("gain", out)
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == len(gain.taken) and float(rows[-1]["share_of_rows"]) == 1
+    # the training rows on request: a different AUC (the tree saw those rows)
+    choose_rows(views, ROWS_TRAINING)
+    qtbot.waitUntil(lambda: views.auc_value is not None and
+                    "training rows" in views.pages["per_class"].note.text(),
+                    timeout=10_000)
+    assert views.auc_value != roc_auc_score(held.truth, held.proba[:, 1])
     win.close()
 
 

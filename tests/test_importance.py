@@ -233,3 +233,27 @@ def test_csv_writers_refuse_a_missing_folder_in_one_sentence(tiny, tmp_path):
     importance = feature_importance(hand_tree(tiny), tiny.X, tiny.y)
     with pytest.raises(DataError, match="does not exist"):
         write_importance_csv(tmp_path / "nowhere" / "x.csv", importance)
+
+
+def test_the_gain_curve_counts_the_positive_rows_among_the_highest_scores():
+    """Cumulative gain (and lift) against a count made row by row: at each distinct
+    score, the rows scoring at least that much and the positive rows among them."""
+    from engine.importance import gain_for_class
+
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        n = int(rng.integers(2, 40))
+        y = rng.integers(0, 3, n)
+        if not (y == 1).any():
+            y[0] = 1
+        proba = np.round(rng.random((n, 3)), 1)
+        w = rng.integers(1, 4, n).astype(float)
+        gain = gain_for_class(proba, y, 1, w)
+        cuts = np.unique(proba[:, 1])[::-1]
+        taken = [0.0] + [w[proba[:, 1] >= c].sum() / w.sum() for c in cuts]
+        gained = [0.0] + [w[(proba[:, 1] >= c) & (y == 1)].sum() / w[y == 1].sum()
+                          for c in cuts]
+        np.testing.assert_allclose(gain.taken, taken)
+        np.testing.assert_allclose(gain.gained, gained)
+        np.testing.assert_allclose(gain.lift[1:], np.array(gained[1:]) / taken[1:])
+        assert gain.at(1.0) == 1.0 and gain.at(0.0) == 0.0

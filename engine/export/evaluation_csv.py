@@ -1,4 +1,5 @@
-"""The evaluation views' tables as CSV: per-class scores, a ROC curve, importance.
+"""The evaluation views' tables as CSV: per-class scores, a ROC curve, a gain curve,
+importance.
 
 Plain functions so the window's Export CSV buttons and scripts write the same
 files, atomically (`files.write_atomically`), with numbers at full precision
@@ -15,11 +16,12 @@ from pathlib import Path
 import numpy as np
 
 from engine.export.files import write_atomically
-from engine.importance import Importance, Roc
+from engine.importance import Gain, Importance, Roc
 
 PER_CLASS_HEADER = ["class", "precision", "recall", "f1", "support"]
 ROC_HEADER = ["threshold", "false_positive_rate", "true_positive_rate"]
 IMPORTANCE_HEADER = ["column", "importance", "share"]
+GAIN_HEADER = ["share_of_rows", "share_of_positive_rows", "lift"]
 
 
 def number(value: float) -> str:
@@ -58,3 +60,9 @@ def write_importance_csv(path: str | Path, importance: Importance) -> None:
            ([name, number(v), number(s)]
             for name, v, s in zip(importance.columns, importance.values,
                                   importance.shares)))
+
+
+def write_gain_csv(path: str | Path, gain: Gain) -> None:
+    """Every point of the cumulative gain curve, with its lift (empty at 0 rows)."""
+    _write(path, GAIN_HEADER, ([number(t), number(g), "" if math.isnan(l) else number(l)]
+                               for t, g, l in zip(gain.taken, gain.gained, gain.lift)))
