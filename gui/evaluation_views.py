@@ -234,6 +234,23 @@ def save_png(widget: QWidget, path: str | Path) -> None:
     write_atomically(path, write)
 
 
+def _unit_square_plot(parent: QWidget, x: str, y: str, **style):
+    """A plot of the unit square with a dashed diagonal (a random order) and an empty
+    curve (`style`: its symbols): the ROC and the gain curve."""
+    plot = pg.PlotWidget(parent)
+    plot.setMinimumSize(240, 200)
+    item = plot.getPlotItem()
+    item.setLabel("bottom", x)
+    item.setLabel("left", y)
+    item.showGrid(x=True, y=True, alpha=0.15)
+    item.hideButtons()
+    item.plot([0, 1], [0, 1], pen=pg.mkPen("#9aa0a6", width=1, style=Qt.DashLine))
+    curve = item.plot([], [], pen=pg.mkPen(CURVE_COLOUR, width=2), **style)
+    item.setXRange(0, 1, padding=0.02)
+    item.setYRange(0, 1, padding=0.02)
+    return plot, curve
+
+
 class EvaluationViews(QTabWidget):
     """Per-class table, ROC curve and importance chart of the model last shown."""
 
@@ -265,18 +282,9 @@ class EvaluationViews(QTabWidget):
                                        "other class is negative.")
         self.positive_combo.currentIndexChanged.connect(self._positive_changed)
         self.positive_label = QLabel("Positive class:", roc_box)
-        self.roc_plot = pg.PlotWidget(roc_box)
-        self.roc_plot.setMinimumSize(240, 200)
-        item = self.roc_plot.getPlotItem()
-        item.setLabel("bottom", "false positive rate")
-        item.setLabel("left", "true positive rate")
-        item.showGrid(x=True, y=True, alpha=0.15)
-        item.hideButtons()
-        item.plot([0, 1], [0, 1], pen=pg.mkPen("#9aa0a6", width=1, style=Qt.DashLine))
-        self.roc_curve = item.plot([], [], pen=pg.mkPen(CURVE_COLOUR, width=2),
-                                   symbol="o", symbolSize=5, symbolBrush=CURVE_COLOUR)
-        item.setXRange(0, 1, padding=0.02)
-        item.setYRange(0, 1, padding=0.02)
+        self.roc_plot, self.roc_curve = _unit_square_plot(
+            roc_box, "false positive rate", "true positive rate", symbol="o", symbolSize=5,
+            symbolBrush=CURVE_COLOUR)
         self.roc_explanation = QLabel(roc_box)
         self.roc_explanation.setWordWrap(True)
         self.roc_explanation.setAlignment(Qt.AlignCenter)
@@ -291,17 +299,9 @@ class EvaluationViews(QTabWidget):
         layout.addLayout(choice)
         layout.addWidget(self.roc_stack, 1)
 
-        self.gain_plot = pg.PlotWidget(self)
-        self.gain_plot.setMinimumSize(240, 200)
-        item = self.gain_plot.getPlotItem()
-        item.setLabel("bottom", "share of the rows, highest scores first")
-        item.setLabel("left", "share of the positive class's rows found")
-        item.showGrid(x=True, y=True, alpha=0.15)
-        item.hideButtons()
-        item.plot([0, 1], [0, 1], pen=pg.mkPen("#9aa0a6", width=1, style=Qt.DashLine))
-        self.gain_curve = item.plot([], [], pen=pg.mkPen(CURVE_COLOUR, width=2))
-        item.setXRange(0, 1, padding=0.02)
-        item.setYRange(0, 1, padding=0.02)
+        self.gain_plot, self.gain_curve = _unit_square_plot(
+            self, "share of the rows, highest scores first",
+            "share of the positive class's rows found")
 
         self.rows_combo = QComboBox(self)
         self.rows_combo.addItem("Training rows", ROWS_TRAINING)
