@@ -305,6 +305,7 @@ class EvaluationViews(QTabWidget):
 
         self.rows_combo = QComboBox(self)
         self.rows_combo.addItem("Training rows", ROWS_TRAINING)
+        self.rows_combo.setSizeAdjustPolicy(QComboBox.AdjustToContents)
         self.rows_combo.setToolTip("The rows the views are computed on: the run's "
                                    "training rows, or the held-out rows of its test "
                                    "(each split's tree on the rows it did not see)")
@@ -522,7 +523,7 @@ class EvaluationViews(QTabWidget):
         text = "; ".join(f"the first {100 * share:.0f}% hold {100 * got:.1f}% (lift "
                          f"{got / share:.2f})" for share, got in found)
         rest = " against the rest" if len(names) > 2 else ""
-        page.note.setText(f"Rows of the {self._about} ranked by their {self._leaf}'s share "
+        page.note.setText(f"The {self._about} ranked by their {self._leaf}'s share "
                           f"of “{names[index]}”{rest} (ties split evenly): {text}. "
                           "The dashed line is a random order.")
         page.set_exportable(True)
@@ -566,7 +567,7 @@ class EvaluationViews(QTabWidget):
         if idle:
             note += (f" {idle} column{'s' if idle > 1 else ''} the model tests "
                      f"remove{'s' if idle == 1 else ''} no error on the {self._about} "
-                     "(both sides predict the same class) and score 0.")
+                     "and score 0.")
         if unused:
             note += f" {unused} column{'s' if unused > 1 else ''} the model never tests " \
                     "score 0."
