@@ -52,7 +52,20 @@ def report_for_run(run: RunRecord, tree_png: bytes | None) -> str:
         confusion=run.train_confusion, rules_text=rules_text(run.tree),
         incumbents=curve, end_time=run.time_s, tree_png=tree_png, notes=_notes(run),
         confusion_caption=("Training rows, weighted by class: a cell is its rows' total "
-                           "weight." if weighted(run) else "Training rows."))
+                           "weight." if weighted(run) else "Training rows."),
+        **_held_out(run))
+
+
+def _held_out(run: RunRecord) -> dict:
+    """The test's held-out confusion matrix (every split's, one row each), if any."""
+    ev = run.evaluation
+    if ev is None or not ev.folds:
+        return {}
+    done = "" if ev.complete else f" ({len(ev.folds)} of {ev.n_folds} splits done)"
+    return {"held_out": ev.test_confusion(),
+            "held_out_caption": f"Held-out rows of the {ev.plan.describe()}{done}: each "
+                                "row counted once, predicted by the split's tree that did "
+                                "not train on it."}
 
 
 def _data(run: RunRecord) -> list[tuple[str, str]]:

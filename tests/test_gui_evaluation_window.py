@@ -145,6 +145,10 @@ def test_save_report_writes_one_page_with_the_tree_and_its_rules(qtbot, tmp_path
     # nothing fetched from elsewhere (the SVG namespace is a name, not a link)
     assert not re.search(r'(src|href)="https?:', page) and "<script" not in page
     assert f"report of run #{run.number}" in win.result_label.text()
+    qtbot.waitUntil(lambda: not win.validator.busy, timeout=60_000)
+    assert run.evaluation is not None and win.files.save_report(path)
+    page = path.read_text(encoding="utf-8")
+    assert "<h2>Held-out rows</h2>" in page and "5-fold cross-validation" in page
     win.close()
 
 

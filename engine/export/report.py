@@ -200,14 +200,17 @@ def run_report_html(*, title: str, data_summary: Sequence[tuple[str, str]],
                     rules_text: str, incumbents: Sequence[tuple[float, float, float]],
                     tree_png: bytes | None, notes: Sequence[str],
                     date: str | None = None, end_time: float | None = None,
-                    confusion_caption: str = "Training rows.") -> str:
+                    confusion_caption: str = "Training rows.",
+                    held_out: np.ndarray | None = None,
+                    held_out_caption: str = "") -> str:
     """The whole report as one HTML document (see the module doc).
 
     `confusion` has one row per true class and one column per predicted class;
     `per_class` holds one mapping per class with `precision`, `recall`, `f1` (0 to
     1) and `support`, computed from `confusion` when None.  `incumbents` are the
     anytime curve's `(time s, error, lower bound)`, `end_time` where its lines end
-    (the run's time).  `date` defaults to now.
+    (the run's time).  `date` defaults to now.  `held_out`, the confusion matrix of a
+    test's held-out rows (all its splits), adds their matrix and per-class table.
     """
     if per_class is None and confusion is not None and np.ndim(confusion) == 2 \
             and np.shape(confusion) == (len(class_names), len(class_names)):
@@ -221,6 +224,9 @@ def run_report_html(*, title: str, data_summary: Sequence[tuple[str, str]],
         ("Results", _pairs(metrics)),
         ("Confusion matrix", _confusion(class_names, confusion, confusion_caption)),
         ("Precision, recall and F1 per class", _per_class(class_names, per_class or [])),
+        *([("Held-out rows", _confusion(class_names, held_out, held_out_caption)
+            + _per_class(class_names, per_class_rows(held_out)))]
+          if held_out is not None else []),
         ("Tree", _picture(tree_png)),
         ("Rules", f"<pre>{escape(rules_text)}</pre>" if rules_text.strip()
          else _missing(NO_RULES)),
