@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.errors import DataError
-from engine.metrics import gain_curve, roc_auc, roc_curve
+from engine.metrics import gain_curve, ranked_counts, roc_auc, roc_curve
 from engine.model.diagram import Diagram
 from engine.model.tree import Tree
 
@@ -85,6 +85,38 @@ class Gain:
         """The share of positive rows among the first `share` of the rows (linear
         between the curve's points, as a mailing would take part of a tie)."""
         return float(np.interp(share, self.taken, self.gained))
+
+
+@dataclass(frozen=True)
+class Cutoffs:
+    """Every cutoff on a two-class model's scores: rows whose leaf share of
+    `positive` is at least a threshold are called positive.  `thresholds` are the
+    distinct shares, highest first, with the weight of the positive (`tp`) and other
+    (`fp`) rows at or above each; `positives` and `negatives` are the totals."""
+
+    positive: int
+    thresholds: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
+    positives: float
+    negatives: float
+
+    def at(self, threshold: float) -> tuple[float, float, float, float]:
+        """(true positives, false positives, false negatives, true negatives) when
+        rows scoring at least `threshold` are called positive."""
+        k = int(np.searchsorted(-self.thresholds, -threshold, side="right"))
+        tp = float(self.tp[k - 1]) if k else 0.0
+        fp = float(self.fp[k - 1]) if k else 0.0
+        return tp, fp, self.positives - tp, self.negatives - fp
+
+    def cheapest(self, false_positive: float, false_negative: float) -> float:
+        """The threshold whose errors cost least (a false positive and a false
+        negative costing as given; ties: the higher threshold); above every score
+        (nothing called positive) when that is cheapest."""
+        cost = false_positive * np.r_[0.0, self.fp] + \
+            false_negative * (self.positives - np.r_[0.0, self.tp])
+        k = int(np.argmin(cost))
+        return float(self.thresholds[k - 1]) if k else float("inf")
 
 
 def _check_rows(model, X: np.ndarray, y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
@@ -230,3 +262,13 @@ def gain_for_class(proba: np.ndarray, y: np.ndarray, positive: int,
     taken, gained = gain_curve(np.asarray(y) == positive,
                                np.asarray(proba[:, positive], dtype=float), w)
     return Gain(positive, taken, gained)
+
+
+def cutoffs_for_class(proba: np.ndarray, y: np.ndarray, positive: int,
+                      w: np.ndarray | None = None) -> Cutoffs:
+    """Every cutoff on class `positive`'s column of `proba` (`Cutoffs`)."""
+    weight = np.ones(len(y)) if w is None else np.asarray(w, dtype=float)
+    is_positive = np.asarray(y) == positive
+    thresholds, tp, fp = ranked_counts(is_positive, proba[:, positive], weight)
+    return Cutoffs(positive, thresholds, tp, fp, float(weight[is_positive].sum()),
+                   float(weight[~is_positive].sum()))

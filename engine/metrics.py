@@ -82,6 +82,14 @@ def _ranked(positive: np.ndarray, scores: np.ndarray,
     return np.r_[0.0, tp[last]], np.r_[0.0, fp[last]]
 
 
+def ranked_counts(positive: np.ndarray, scores: np.ndarray,
+                  w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct scores, highest first; the weight of the positive rows and of the
+    others scoring at least each of them): what every cutoff on the scores counts."""
+    tp, fp = _ranked(positive, scores, w)
+    return np.unique(np.asarray(scores, dtype=float))[::-1], tp[1:], fp[1:]
+
+
 def roc_curve(positive: np.ndarray, scores: np.ndarray,
               w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """False and true positive rates at every distinct score taken as a threshold

@@ -57,12 +57,14 @@ from engine.importance import (
     Importance,
     Roc,
     class_probabilities,
+    cutoffs_for_class,
     feature_importance,
     gain_for_class,
     roc_for_class,
 )
 from engine.metrics import accuracy, balanced_accuracy, per_class
 from engine.model import Diagram, Tree
+from gui.cutoff_panel import CutoffPanel
 from gui.worker import Worker
 
 
@@ -298,6 +300,11 @@ class EvaluationViews(QTabWidget):
         choice.addWidget(self.positive_combo, 1)
         layout.addLayout(choice)
         layout.addWidget(self.roc_stack, 1)
+        self.cutoff_mark = self.roc_plot.getPlotItem().plot(
+            [], [], pen=None, symbol="o", symbolSize=11, symbolBrush=None,
+            symbolPen=pg.mkPen("#D55E00", width=2))
+        self.cutoff = CutoffPanel(self._mark_cutoff, roc_box)
+        layout.addWidget(self.cutoff)
 
         self.gain_plot, self.gain_curve = _unit_square_plot(
             self, "share of the rows, highest scores first",
@@ -481,6 +488,12 @@ class EvaluationViews(QTabWidget):
         if roc is None:
             self._show_roc_message(message)
             return
+        if len(self.class_names) == 2:   # a cutoff on a two-class model's shares
+            self.cutoff.show_cutoffs(cutoffs_for_class(self._proba, self._y, index,
+                                                       self._w),
+                                     self.class_names, self._about)
+        else:
+            self.cutoff.clear()
         names = self.class_names
         self.roc_curve.setData(self.roc.fpr, self.roc.tpr)
         rest = " against the rest" if len(names) > 2 else ""
@@ -494,7 +507,18 @@ class EvaluationViews(QTabWidget):
                           f"({len(self.roc.fpr) - 1}).")
         page.set_exportable(True)
 
+    def _mark_cutoff(self, threshold: float) -> None:
+        """The ROC curve's point of the cutoff chosen under it."""
+        cutoffs = self.cutoff.cutoffs
+        if cutoffs is None or not cutoffs.positives or not cutoffs.negatives:
+            self.cutoff_mark.setData([], [])
+            return
+        tp, fp, _, _ = cutoffs.at(threshold)
+        self.cutoff_mark.setData([fp / cutoffs.negatives], [tp / cutoffs.positives])
+
     def _show_roc_message(self, text: str) -> None:
+        self.cutoff.clear()
+        self.cutoff_mark.setData([], [])
         self.roc_message = text
         self.roc_curve.setData([], [])
         self.roc_plot.getPlotItem().setTitle("")

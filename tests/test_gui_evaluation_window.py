@@ -169,3 +169,34 @@ def test_training_and_test_balanced_accuracy_are_reported(qtbot):
     test_score = balanced_accuracy_score(true, predicted, sample_weight=test[true, predicted])
     assert f"Test balanced accuracy {100 * test_score:.1f}%" in summary
     win.close()
+
+
+def test_a_two_class_cutoff_shows_its_confusion_and_finds_the_cheapest(qtbot):
+    """Issue 46: a cutoff for a two-class target, with the confusion matrix and the
+    errors' cost there, on the held-out rows."""
+    win = open_window(qtbot, LOANS, algorithm="greedy")
+    win.depth_spin.setValue(3)
+    run_and_validate(qtbot, win)
+    views = win.evaluation_views
+    win.tabs.setCurrentIndex(TAB_EVALUATION)
+    held = win.current_run.evaluation.held_out()
+    panel = views.cutoff
+    assert not panel.isHidden() and panel.cutoffs is not None
+    # it starts where the tree cuts: the matrix is the folds' test confusion matrix
+    tp, fp, fn, tn = panel.cutoffs.at(panel.threshold)
+    matrix = sum(f.test_confusion for f in win.current_run.evaluation.folds)
+    assert (tn, fp, fn, tp) == tuple(matrix.ravel())
+    assert "held-out rows" in panel.matrix_label.text()
+    # a false negative costing 10 times more moves the cutoff down, and is cheapest
+    panel.fn_cost.setValue(10)
+    panel.cheapest_button.click()
+    cheap = panel.threshold
+    assert cheap <= 0.5
+    costs = {}
+    for t in [float("inf")] + list(np.unique(held.proba[:, 1])):
+        called = held.proba[:, 1] >= t
+        costs[t] = ((called & (held.truth == 0)).sum()
+                    + 10 * (~called & (held.truth == 1)).sum())
+    assert costs[cheap] == min(costs.values())
+    assert f"cost {costs[cheap]:,}" in panel.matrix_label.text()
+    win.close()

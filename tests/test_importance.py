@@ -257,3 +257,26 @@ def test_the_gain_curve_counts_the_positive_rows_among_the_highest_scores():
         np.testing.assert_allclose(gain.gained, gained)
         np.testing.assert_allclose(gain.lift[1:], np.array(gained[1:]) / taken[1:])
         assert gain.at(1.0) == 1.0 and gain.at(0.0) == 0.0
+
+
+def test_cutoffs_count_every_threshold_and_find_the_cheapest_row_by_row():
+    from engine.importance import cutoffs_for_class
+
+    rng = np.random.default_rng(8)
+    for _ in range(20):
+        n = int(rng.integers(2, 40))
+        y = rng.integers(0, 2, n)
+        proba = np.round(rng.random(n), 1)
+        proba = np.column_stack([1 - proba, proba])
+        w = rng.integers(1, 4, n).astype(float)
+        cuts = cutoffs_for_class(proba, y, 1, w)
+        for t in list(np.unique(proba[:, 1])) + [0.0, 0.55, 2.0]:
+            called = proba[:, 1] >= t
+            expected = (w[called & (y == 1)].sum(), w[called & (y == 0)].sum(),
+                        w[~called & (y == 1)].sum(), w[~called & (y == 0)].sum())
+            assert cuts.at(t) == pytest.approx(expected)
+        for cost_fp, cost_fn in ((1, 1), (1, 5), (5, 1)):
+            options = sorted(set(proba[:, 1])) + [np.inf]
+            costs = {t: cost_fp * cuts.at(t)[1] + cost_fn * cuts.at(t)[2] for t in options}
+            best = cuts.cheapest(cost_fp, cost_fn)
+            assert costs[best] == pytest.approx(min(costs.values()))
