@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QMenu,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QSpinBox,
     QToolButton,
     QVBoxLayout,
@@ -94,8 +95,14 @@ class DataPanel(QGroupBox):
         self.progress.hide()
         self.progress_label = QLabel(self)
         self.progress_label.setStyleSheet(f"color: {HINT_COLOUR};")
-        self.progress_label.setWordWrap(True)
+        # one line, however long its text (it never widens the panel): with the bar it
+        # keeps its room when hidden, so the fields below never move under the typing
+        self.progress_label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
         self.progress_label.hide()
+        for widget in (self.progress, self.progress_label):   # the fields below stay put
+            policy = widget.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)
+            widget.setSizePolicy(policy)
         layout.addWidget(self.progress)
         layout.addWidget(self.progress_label)
 

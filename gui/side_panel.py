@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, Qt
+from PySide6.QtCore import QEvent, QPoint, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
@@ -41,7 +41,10 @@ class PanelScroll(QScrollArea):
     """The scroll area of the side panel's settings.  It scrolls only vertically, its
     scroll bar is always there (so the settings keep their width whether or not they
     are taller than the window) and it is never narrower than the settings need, so
-    no control is cut off at the right edge nor shifted sideways when focus moves."""
+    no control is cut off at the right edge nor shifted sideways when focus moves.
+    The field being typed in stays where it is on screen when the settings above it
+    change height (a preparation's progress bar, a longer summary): the panel jumped
+    by 32 pixels under the typing otherwise."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -53,6 +56,9 @@ class PanelScroll(QScrollArea):
         self.setMaximumWidth(PANEL_MAX_WIDTH)
         bar = self.horizontalScrollBar()
         bar.valueChanged.connect(lambda value: value and bar.setValue(0))
+        self._anchor: tuple[QWidget, int] | None = None   # (focused field, its y)
+        self.verticalScrollBar().valueChanged.connect(lambda _: self._remember())
+        QApplication.instance().focusChanged.connect(self._remember)
 
     def setWidget(self, widget: QWidget) -> None:
         super().setWidget(widget)
@@ -64,11 +70,34 @@ class PanelScroll(QScrollArea):
         if watched is self.widget() and event.type() == QEvent.LayoutRequest:
             self._fit_width()   # e.g. another algorithm's parameter form
             self._guard_wheel()
+        if watched is self.widget() and event.type() in (QEvent.LayoutRequest,
+                                                          QEvent.Resize):
+            QTimer.singleShot(0, self._hold)   # once the layout has moved the fields
         if event.type() == QEvent.Wheel and isinstance(watched, WHEEL_EDITORS) \
                 and not watched.hasFocus():
             QApplication.sendEvent(self.viewport(), event)   # the panel scrolls instead
             return True
         return super().eventFilter(watched, event)
+
+    def _y(self, field: QWidget) -> int:
+        return field.mapTo(self.viewport(), QPoint(0, 0)).y()
+
+    def _remember(self, *_) -> None:
+        """Where the focused field of the panel is on screen now (none: forget)."""
+        field = QApplication.focusWidget()
+        content = self.widget()
+        self._anchor = (field, self._y(field)) if field is not None and content is not \
+            None and content.isAncestorOf(field) else None
+
+    def _hold(self) -> None:
+        """Scroll by as much as the layout moved the focused field."""
+        if self._anchor is None or self.widget() is None:
+            return
+        field, y = self._anchor
+        if field is QApplication.focusWidget() and field.isVisible():
+            bar = self.verticalScrollBar()
+            bar.setValue(bar.value() + self._y(field) - y)
+        self._remember()
 
     def _guard_wheel(self) -> None:
         """Spin boxes and combo boxes take the mouse wheel only once clicked (focused):

@@ -346,3 +346,39 @@ def test_the_window_fits_a_small_screen_even_when_not_maximised(qtbot):
     size = (large.width(), large.height())
     assert not fit_to_screen(large, QRect(0, 0, 2560, 1400))
     assert (large.width(), large.height()) == size
+
+
+def test_the_field_being_typed_in_stays_put_while_the_data_are_prepared_again(qtbot):
+    """The panel jumped by 32 pixels under the typing: a depth change prepares the
+    value groups again, and the progress bar appearing above moved every field."""
+    import time
+
+    from PySide6.QtCore import QPoint
+    from PySide6.QtTest import QTest
+
+    from gui.side_panel import PanelScroll
+    from test_gui_support import LOANS, open_window, ready
+
+    win = open_window(qtbot, LOANS, algorithm="greedy")
+    win.resize(1280, 720)
+    scroll = win.findChild(PanelScroll)
+    bar = scroll.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0, timeout=5_000)
+    bar.setValue(bar.maximum())
+    spin = win.depth_spin
+    spin.setFocus()
+    qtbot.waitUntil(spin.hasFocus, timeout=5_000)
+    where = lambda: spin.mapTo(scroll.viewport(), QPoint(0, 0)).y()   # noqa: E731
+    seen = {where()}
+    spin.selectAll()
+    QTest.keyClicks(spin, "4")
+    assert win.preparing or win.data.depends_on_depth(win.data.prep_options())
+    end = time.monotonic() + 20
+    while (win.preparing or not ready(win)) and time.monotonic() < end:
+        QApplication.processEvents()
+        seen.add(where())
+    qtbot.wait(50)
+    seen.add(where())
+    assert ready(win) and spin.value() == 4
+    assert seen == {min(seen)}, f"the depth field moved: {sorted(seen)}"
+    win.close()
