@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.data.csv_reader import RawTable
+from gui.column_chart import ColumnChart
 from gui.column_model import COL_USE, ColumnsModel, UseDelegate
 from gui.preview_model import PreviewModel
 
@@ -33,6 +34,7 @@ ROW_HEIGHT = 22
 
 class DataView(QWidget):
     row_chosen = Signal(int)   # a row of the table chosen in the preview (file order)
+    column_chosen = Signal(str)   # a column chosen in the columns table (its name)
 
     def __init__(self, columns: ColumnsModel, parent=None):
         super().__init__(parent)
@@ -64,7 +66,8 @@ class DataView(QWidget):
         layout.addWidget(self.node_bar)
 
         splitter = QSplitter(Qt.Horizontal, self)
-        self.columns_view = QTableView(splitter)
+        left = QSplitter(Qt.Vertical, splitter)   # the columns, and the one chosen
+        self.columns_view = QTableView(left)
         self.columns_view.setModel(columns)
         self.columns_view.setItemDelegateForColumn(COL_USE, UseDelegate(self.columns_view))
         self.columns_view.setEditTriggers(QAbstractItemView.AllEditTriggers)
@@ -77,6 +80,11 @@ class DataView(QWidget):
         header.setSectionResizeMode(QHeaderView.Interactive)
         header.setStretchLastSection(True)
         self.columns_view.setMinimumWidth(360)
+        self.columns_view.selectionModel().currentRowChanged.connect(
+            lambda current, _: current.isValid() and self.column_chosen.emit(
+                columns.names()[current.row()]))
+        self.column_chart = ColumnChart(left)
+        left.setSizes([300, 260])
 
         self.preview_view = QTableView(splitter)
         self.preview_view.setEditTriggers(QAbstractItemView.NoEditTriggers)

@@ -40,6 +40,7 @@ from engine.solvers.protocol import Status
 from engine.warmup import warm_up as warm_up_solvers
 from gui import settings as user_settings
 from gui.app_state import AppState
+from gui.column_look import ColumnLook
 from gui.column_model import ColumnsModel
 from gui.data_controller import DataController
 from gui.data_view import DataView
@@ -252,6 +253,7 @@ class MainWindow(QMainWindow):
         """Views observe the state and the controllers; user actions reach them."""
         state, data, panel = self.state, self.data, self.data_panel
         display = self.display
+        self.column_look = ColumnLook(self)   # the Data tab's column chart
         state.selection_changed.connect(lambda run: display.refresh_evaluation())
         state.runs_changed.connect(display.runs_changed)
         state.run_updated.connect(display.run_updated)
