@@ -23,7 +23,7 @@ from engine.data.dataset import PrepOptions
 from engine.data.preprocessing import MISSING_POLICIES
 from engine.evaluation import CrossValidation, Plan
 from engine.featurize import prepare
-from engine.errors import Interrupted, OrchardError
+from engine.errors import Interrupted, OrchardError, ParameterError
 from engine.experiments import load_spec, make_backend, run_sweep
 from engine.experiments.progress import ProgressBar, StageLine, clock
 from engine.export import export_writer, model_rules, write_predictions
@@ -144,6 +144,10 @@ def _add_data_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ignore", action="append", default=[], metavar="COLUMN")
     parser.add_argument("--categorical", action="append", default=[], metavar="COLUMN",
                         help="treat a numeric column as categorical (value groups)")
+    parser.add_argument("--ordered", action="append", default=[],
+                        metavar="COLUMN[=LEVEL,LEVEL,...]",
+                        help="a text column of ordered levels, lowest first (without "
+                             "levels: their order guessed), split as thresholds")
     parser.add_argument("--remove-redundant", action="store_true",
                         help="drop constant, identical and complementary binary features")
     parser.add_argument("--merge-duplicates", action="store_true",
@@ -275,10 +279,25 @@ def _read(args, monitor: Monitor):
                       progress=monitor.checkpoint)
 
 
+def _ordered(specs: list[str]) -> dict[str, tuple[str, ...]]:
+    """`--ordered COLUMN=LOW,MID,HIGH` (or COLUMN alone): column -> its levels."""
+    out = {}
+    for spec in specs:
+        column, _, levels = spec.partition("=")
+        if not column.strip():
+            raise ParameterError(f"--ordered {spec!r}: give a column name, then "
+                                 "optionally =its levels, lowest first.")
+        out[column.strip()] = tuple(v.strip() for v in levels.split(",") if v.strip())
+    return out
+
+
 def _options(args, algorithm: str, depth: int | None) -> PrepOptions:
+    orders = _ordered(args.ordered)
     return PrepOptions(
         target=args.target, ignore=tuple(args.ignore),
-        kinds={name: ColumnKind.CATEGORICAL for name in args.categorical},
+        kinds={**{name: ColumnKind.CATEGORICAL for name in args.categorical},
+               **{name: ColumnKind.ORDERED for name in orders}},
+        orders={name: levels for name, levels in orders.items() if levels},
         missing=args.missing,
         binarize=args.binarize or default_binarization(algorithm),
         remove_redundant=args.remove_redundant, merge_duplicates=args.merge_duplicates,

@@ -109,7 +109,9 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
         algorithm, params = self._settings()
         binarize = self.binarize or default_binarization(algorithm)
         options = PrepOptions(target=TARGET, binarize=binarize,
-                              depth=params.get("depth"), kinds=_kinds(self.categorical))
+                              depth=params.get("depth"),
+                              kinds=_kinds(self.categorical, self.ordered),
+                              orders=_orders(self.ordered))
         compile_ahead.start(algorithm)   # a first fit's kernels compile meanwhile
         monitor = Monitor(self.time_limit, on_incumbent=self._on_incumbent())
         try:
@@ -284,13 +286,15 @@ class OptimalTreeClassifier(_OrchardClassifier):
     `params` are the solver's other parameters (`orchard fit --param`);
     `categorical` names columns to split by value groups whatever they look like
     (`orchard fit --categorical`: numbers taken as text, a column that looks like an
-    identifier kept)."""
+    identifier kept); `ordered` maps text columns of ordered levels to their levels,
+    lowest first (`orchard fit --ordered`; an empty list: the order guessed), split
+    as thresholds."""
 
     def __init__(self, algorithm: str = "auto", max_depth: int = 3,
                  time_limit: float | None = None, binarize: str | None = None,
                  class_weight: dict | str | None = None, params: dict | None = None,
                  callback: Callable | None = None, verbose: bool = False,
-                 categorical: list[str] | None = None):
+                 categorical: list[str] | None = None, ordered: dict | None = None):
         _keep(self, locals())
 
     @property
@@ -317,7 +321,8 @@ class DecisionDiagramClassifier(_OrchardClassifier):
     def __init__(self, max_depth: int = 3, time_limit: float | None = None,
                  binarize: str | None = None, class_weight: dict | str | None = None,
                  params: dict | None = None, callback: Callable | None = None,
-                 verbose: bool = False, categorical: list[str] | None = None):
+                 verbose: bool = False, categorical: list[str] | None = None,
+                 ordered: dict | None = None):
         _keep(self, locals())
 
     @property
@@ -353,11 +358,24 @@ def _column_names(X) -> list[str]:
     return [f"x{j}" for j in range(X.shape[1])]
 
 
-def _kinds(categorical) -> dict[str, ColumnKind]:
-    """`PrepOptions.kinds` of the columns named in `categorical` (None: none)."""
+def _kinds(categorical, ordered=None) -> dict[str, ColumnKind]:
+    """`PrepOptions.kinds` of the columns named in `categorical` and `ordered`."""
     if isinstance(categorical, str):
         raise ValueError("categorical takes a list of column names, e.g. ['reg'].")
-    return {str(name): ColumnKind.CATEGORICAL for name in categorical or ()}
+    return {**{str(name): ColumnKind.CATEGORICAL for name in categorical or ()},
+            **{str(name): ColumnKind.ORDERED for name in _orders(ordered, True)}}
+
+
+def _orders(ordered, every: bool = False) -> dict[str, tuple[str, ...]]:
+    """`PrepOptions.orders` of `ordered` ({column: levels}; with `every`, columns
+    without levels too)."""
+    if ordered is None:
+        return {}
+    if not isinstance(ordered, dict):
+        raise ValueError("ordered takes {column: [levels, lowest first]}, e.g. "
+                         "{'risk': ['low', 'medium', 'high']}.")
+    return {str(name): tuple(str(v) for v in levels or ())
+            for name, levels in ordered.items() if every or levels}
 
 
 def _keep(estimator, arguments: dict) -> None:
@@ -395,7 +413,7 @@ def tune(X, y, algorithm: str = "auto", depths=None, min_leaf=None, leaf_cost=No
          time_limit: float | None = 60.0, random_state: int = 0,
          binarize: str | None = None, params: dict | None = None,
          sample_weight=None, categorical: list[str] | None = None,
-         metric: str = "accuracy") -> OptimalTreeClassifier:
+         metric: str = "accuracy", ordered: dict | None = None) -> OptimalTreeClassifier:
     """The depth among `depths` (None: `engine.tuning.default_depths`, 1-6 and deeper
     for greedy, auto and hybrid) (the least leaf size among `min_leaf`, for greedy, auto, dl85 and
     cadl85, greedy trying 1, 5 and 20 by default; the cost per leaf among `leaf_cost`,
@@ -425,7 +443,7 @@ def tune(X, y, algorithm: str = "auto", depths=None, min_leaf=None, leaf_cost=No
         raw = RawTable(table, ",", True, "utf-8", False)
         options = PrepOptions(target=TARGET,
                               binarize=binarize or default_binarization(algorithm),
-                              kinds=_kinds(categorical))
+                              kinds=_kinds(categorical, ordered), orders=_orders(ordered))
         compile_ahead.start(algorithm)   # a first tuning's kernels compile meanwhile
         # the final fit is the Tuner's: its preparation is never cut by the time limit
         # (a fit of the returned estimator's own would be, and waste the tuning)
@@ -440,7 +458,7 @@ def tune(X, y, algorithm: str = "auto", depths=None, min_leaf=None, leaf_cost=No
     extra = {k: v for k, v in tuning.params.items() if k != "depth"}
     model = OptimalTreeClassifier(algorithm, max_depth=chosen.depth, time_limit=time_limit,
                                   binarize=binarize, params=extra or None,
-                                  categorical=categorical)
+                                  categorical=categorical, ordered=ordered)
     validate_data(model, X if frame is None else frame, y,   # the fitted input's facts
                   dtype=None if frame is not None else "numeric",
                   ensure_all_finite=False if frame is not None else "allow-nan")

@@ -24,7 +24,8 @@ DISTRIBUTION = ""   # the Against box's first item: the column alone
 class ColumnChart(QWidget):
     against_changed = Signal()
 
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, extra: QWidget | None = None):
+        """`extra`: a widget put at the end of the title row (Order levels…)."""
         super().__init__(parent)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -39,6 +40,8 @@ class ColumnChart(QWidget):
                                       "class, with the selected run's cut lines")
         self.against_combo.currentIndexChanged.connect(lambda _: self.against_changed.emit())
         row.addWidget(self.against_combo)
+        if extra is not None:
+            row.addWidget(extra)
         layout.addLayout(row)
         self.plot = pg.PlotWidget(self)
         self.plot.setMinimumHeight(160)

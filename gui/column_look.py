@@ -2,6 +2,7 @@
 by the target's classes, or against another numeric column with the selected run's
 cut lines (`gui.column_chart`, over `engine.column_summary`).
 
+Order levels… (for a text column) opens `gui.order_dialog` on the column's levels.
 It follows the window's state: a new table forgets the column and offers its numeric
 columns; another target or another selected run draws the chart again.  The numbers
 are computed in a worker (two million rows take a moment), and an answer for a
@@ -13,8 +14,12 @@ from __future__ import annotations
 from PySide6.QtCore import QObject
 
 from engine.column_summary import column_summary, numeric_pairs, tree_cuts
+from engine.data import blocks
+from engine.featurize.ordered import guess_order
 from gui.column_chart import DISTRIBUTION
+from gui.column_model import ORDERED, allowed_choices
 from gui.models import is_model
+from gui.order_dialog import OrderDialog
 from gui.worker import Worker
 
 
@@ -36,6 +41,7 @@ class ColumnLook(QObject):
         self._raw = None
         chart = window.data_view.column_chart
         window.data_view.column_chosen.connect(self.choose)
+        window.data_view.order_requested.connect(self.order_levels)
         chart.against_changed.connect(self.refresh)
         window.state.draft_changed.connect(lambda draft: self._table(draft))
         window.state.selection_changed.connect(lambda run: self.refresh())
@@ -50,7 +56,25 @@ class ColumnLook(QObject):
 
     def choose(self, column: str) -> None:
         self.column = column
+        columns = self.win.columns
+        self.win.data_view.order_button.setEnabled(
+            ORDERED in allowed_choices(columns.info(column)))
         self.refresh()
+
+    def order_levels(self, column: str) -> OrderDialog | None:
+        """Order levels…: the column's levels in the order set before, or guessed; OK
+        uses the column as ordered with them (the data are prepared again)."""
+        raw = self.win.state.draft.raw
+        if raw is None:
+            return None
+        _, values = blocks.factorize(raw.frame[column])
+        present = [str(v) for v in values]
+        before = [v for v in self.win.columns.orders().get(column, ()) if v in present]
+        levels = before + [v for v in guess_order(present) if v not in before]
+        dialog = OrderDialog(column, levels, self.win)
+        dialog.accepted.connect(lambda: self.win.columns.set_order(column, dialog.levels()))
+        dialog.open()
+        return dialog
 
     def refresh(self) -> None:
         win, chart = self.win, self.win.data_view.column_chart

@@ -2,8 +2,11 @@
 
 Each column shows what Orchard found (kind, number of different values, missing
 cells) and how it will be used: automatically (by its kind), forced continuous,
-forced categorical, or ignored.  The choices become `PrepOptions.ignore` and
-`PrepOptions.kinds`; `changed` fires after every edit so the data is prepared again.
+forced categorical, ordered (text levels in an order, split as thresholds), or
+ignored.  The choices become `PrepOptions.ignore`, `PrepOptions.kinds` and
+`PrepOptions.orders` (an ordered column's levels, set with `set_order`; without one
+the engine guesses it); `changed` fires after every edit so the data is prepared
+again.
 """
 
 from __future__ import annotations
@@ -16,6 +19,10 @@ from engine.data.columns import ColumnInfo, ColumnKind
 from gui.preview_model import describe
 
 AUTO, CONTINUOUS, CATEGORICAL, IGNORE = "auto", "continuous", "categorical", "ignore"
+ORDERED = "ordered"
+# A choice's kind (`auto` and `ignore` have none)
+KIND_OF = {CONTINUOUS: ColumnKind.NUMERIC, CATEGORICAL: ColumnKind.CATEGORICAL,
+           ORDERED: ColumnKind.ORDERED}
 HEADERS = ("Column", "Found", "Values", "Missing", "Use as")
 COL_NAME, COL_FOUND, COL_VALUES, COL_MISSING, COL_USE = range(5)
 
@@ -44,14 +51,18 @@ def use_text(info: ColumnInfo, choice: str, short: bool = False,
         if info.reason and not short:
             return f"ignored: {info.reason} (auto)"
         return f"{_AUTO_USE.get(info.kind, info.kind.value)} (auto)"
-    return {CONTINUOUS: "continuous", CATEGORICAL: "categorical", IGNORE: "ignored"}[choice]
+    return {CONTINUOUS: "continuous", CATEGORICAL: "categorical", IGNORE: "ignored",
+            ORDERED: "ordered levels"}[choice]
 
 
 def allowed_choices(info: ColumnInfo) -> list[str]:
     choices = [AUTO]
     if info.numeric:
         choices.append(CONTINUOUS)
-    choices += [CATEGORICAL, IGNORE]
+    choices.append(CATEGORICAL)
+    if not info.numeric and info.n_distinct > 2:   # text levels with an order
+        choices.append(ORDERED)
+    choices.append(IGNORE)
     return choices
 
 
@@ -66,6 +77,7 @@ class ColumnsModel(QAbstractTableModel):
         self._infos: list[ColumnInfo] = []
         self._choice: dict[str, str] = {}
         self._left_out: dict[str, str] = {}   # name -> why the preparation left it out
+        self._orders: dict[str, tuple[str, ...]] = {}   # ordered column -> its levels
         self._target: str | None = None
         self._bold = QFont()
         self._bold.setBold(True)
@@ -75,6 +87,7 @@ class ColumnsModel(QAbstractTableModel):
         self.beginResetModel()
         self._infos = list(infos)
         self._choice = {info.name: AUTO for info in infos}
+        self._orders = {}
         self.endResetModel()
 
     def set_left_out(self, reasons: dict[str, str]) -> None:
@@ -123,19 +136,34 @@ class ColumnsModel(QAbstractTableModel):
             if name in names and choice in allowed_choices(self.info(name)):
                 self.set_choice(name, choice, notify=False)
 
+    def orders(self) -> dict[str, tuple[str, ...]]:
+        """The levels set for the columns used as ordered (lowest first)."""
+        return {n: self._orders[n] for n, c in self._choice.items()
+                if c == ORDERED and n in self._orders}
+
+    def set_order(self, name: str, levels, notify: bool = True) -> None:
+        """Use `name` as ordered with `levels` (lowest first)."""
+        self._orders[name] = tuple(str(level) for level in levels)
+        if self._choice.get(name) != ORDERED:
+            self.set_choice(name, ORDERED, notify)
+        else:
+            row = self.names().index(name)
+            self.dataChanged.emit(self.index(row, COL_USE), self.index(row, COL_USE))
+            if notify:
+                self.changed.emit()
+
+    def set_orders(self, orders: dict) -> None:
+        """Apply saved orders (of columns this table has)."""
+        names = set(self.names())
+        self._orders.update({n: tuple(levels) for n, levels in orders.items()
+                             if n in names})
+
     def ignore(self) -> tuple[str, ...]:
         return tuple(n for n, c in self._choice.items() if c == IGNORE and n != self._target)
 
     def kinds(self) -> dict[str, ColumnKind]:
-        out = {}
-        for name, choice in self._choice.items():
-            if name == self._target:
-                continue
-            if choice == CONTINUOUS:
-                out[name] = ColumnKind.NUMERIC
-            elif choice == CATEGORICAL:
-                out[name] = ColumnKind.CATEGORICAL
-        return out
+        return {name: KIND_OF[choice] for name, choice in self._choice.items()
+                if name != self._target and choice in KIND_OF}
 
     def roles(self) -> dict[str, str]:
         """Each column's use in words, for the preview's headers."""
@@ -154,7 +182,9 @@ class ColumnsModel(QAbstractTableModel):
         if orientation == Qt.Horizontal and role == Qt.DisplayRole:
             return HEADERS[section]
         if orientation == Qt.Horizontal and role == Qt.ToolTipRole and section == COL_USE:
-            return "Click to choose: automatic, continuous, categorical or ignore."
+            return ("Click to choose: automatic, continuous, categorical, ordered levels "
+                    "(text, split as thresholds; Order levels… sets their order) or "
+                    "ignore.")
         return None
 
     def flags(self, index: QModelIndex):
@@ -182,8 +212,11 @@ class ColumnsModel(QAbstractTableModel):
             if column == COL_USE:
                 if role == Qt.EditRole:
                     return choice
-                return "target (class)" if is_target else \
-                    use_text(info, choice, left_out=self._left_out.get(info.name, ""))
+                if is_target:
+                    return "target (class)"
+                if choice == ORDERED and info.name in self._orders:
+                    return "ordered: " + " < ".join(self._orders[info.name])
+                return use_text(info, choice, left_out=self._left_out.get(info.name, ""))
         if role == Qt.FontRole and is_target:
             return self._bold
         if role == Qt.ForegroundRole and not is_target and (

@@ -26,6 +26,7 @@ from gui import file_settings
 from gui import settings as user_settings
 from gui.algorithm_panel import is_sat
 from gui.app_state import AppState
+from gui.column_model import KIND_OF, ORDERED
 from gui.data_tasks import Prepared, StageRelay, prepare_table, read_and_prepare
 from gui.session import is_session_file
 from gui.worker import Worker
@@ -46,6 +47,7 @@ class DataController(QObject):
         self.prep_worker: Worker | None = None
         self._prep_pending = False
         self._pending_choices: dict[str, str] = {}
+        self._pending_orders: dict[str, tuple[str, ...]] = {}
         self._from_session = False
         self._accepted_targets: set[tuple[str, str]] = set()  # (file, target) "Use it"
         # (why binarisation was switched for a solver, to what, what it was before)
@@ -93,6 +95,7 @@ class DataController(QObject):
         if settings is not None:
             options = self.options_from_settings(settings)
             self._pending_choices = dict(settings.get("columns", {}))
+            self._pending_orders = dict(options.orders)
         else:
             if self._binary_switch_needed():
                 self._switch_to_binary(notify=False)
@@ -102,8 +105,10 @@ class DataController(QObject):
             options = self.options_from_settings({
                 **win.data_panel.row_options(), "missing": win.data_panel.missing(),
                 "binarize": win.data_panel.binarize(), "target": own.get("target"),
-                "columns": own.get("columns", {}), "class_weight": own.get("class_weight")})
+                "columns": own.get("columns", {}), "orders": own.get("orders", {}),
+                "class_weight": own.get("class_weight")})
             self._pending_choices = dict(own.get("columns", {}))
+            self._pending_orders = dict(options.orders)
         win.set_status(f"Reading {path.name}…")
         win.data_panel.show_progress(f"Reading {path.name}…", 0.02)
         self.timer.stop()
@@ -146,8 +151,9 @@ class DataController(QObject):
         user_settings.remember_folder("data", prep.path)
         columns = [str(c) for c in prep.raw.frame.columns]
         win.columns.set_table(prep.infos)
+        win.columns.set_orders(self._pending_orders)
         win.columns.set_choices(self._pending_choices)
-        self._pending_choices = {}
+        self._pending_choices, self._pending_orders = {}, {}
         win.data_panel.set_columns(columns, prep.target)
         with win.data_panel.quietly():
             win.data_panel.set_missing(prep.options.missing)
@@ -196,7 +202,7 @@ class DataController(QObject):
         if self.sender() is not self.load_worker or self.win.closing:
             return
         self.load_worker = None
-        self._pending_choices = {}
+        self._pending_choices, self._pending_orders = {}, {}
         self.win.data_panel.set_busy(False)
         self.busy_changed.emit()
         if message:
@@ -211,7 +217,8 @@ class DataController(QObject):
         """The options chosen in the panel and the column table."""
         win = self.win
         return PrepOptions(target=win.data_panel.target(), ignore=win.columns.ignore(),
-                           kinds=win.columns.kinds(), missing=win.data_panel.missing(),
+                           kinds=win.columns.kinds(), orders=win.columns.orders(),
+                           missing=win.data_panel.missing(),
                            binarize=win.data_panel.binarize(),
                            depth=win.depth_spin.value(), **win.data_panel.row_options())
 
@@ -221,16 +228,17 @@ class DataController(QObject):
         return {"file": path.name if path else None,
                 "target": options.target, "missing": options.missing,
                 "binarize": options.binarize, "columns": self.win.columns.choices(),
+                "orders": {n: list(v) for n, v in options.orders.items()},
                 **self.win.data_panel.row_options()}
 
     def options_from_settings(self, settings: dict) -> PrepOptions:
         choices = settings.get("columns", {})
-        kinds = {n: c for n, c in choices.items() if c in ("continuous", "categorical")}
         return PrepOptions(
             target=settings.get("target"),
             ignore=tuple(n for n, c in choices.items() if c == "ignore"),
-            kinds={n: ColumnKind.NUMERIC if c == "continuous" else ColumnKind.CATEGORICAL
-                   for n, c in kinds.items()},
+            kinds={n: KIND_OF[c] for n, c in choices.items() if c in KIND_OF},
+            orders={n: tuple(levels) for n, levels in
+                    (settings.get("orders") or {}).items() if choices.get(n) == ORDERED},
             missing=settings.get("missing", "route"),
             binarize=settings.get("binarize", "none"),
             drop_inconsistent=bool(settings.get("drop_inconsistent")),

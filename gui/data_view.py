@@ -35,6 +35,7 @@ ROW_HEIGHT = 22
 class DataView(QWidget):
     row_chosen = Signal(int)   # a row of the table chosen in the preview (file order)
     column_chosen = Signal(str)   # a column chosen in the columns table (its name)
+    order_requested = Signal(str)  # Order levels… pressed for the column chosen
 
     def __init__(self, columns: ColumnsModel, parent=None):
         super().__init__(parent)
@@ -83,7 +84,14 @@ class DataView(QWidget):
         self.columns_view.selectionModel().currentRowChanged.connect(
             lambda current, _: current.isValid() and self.column_chosen.emit(
                 columns.names()[current.row()]))
-        self.column_chart = ColumnChart(left)
+        self.order_button = QPushButton("Order levels…", self)
+        self.order_button.setToolTip("Use the chosen text column as ordered levels "
+                                     "(Low < Medium < High), split as thresholds, and "
+                                     "set their order")
+        self.order_button.setEnabled(False)
+        self.order_button.clicked.connect(lambda: self.order_requested.emit(
+            columns.names()[self.columns_view.currentIndex().row()]))
+        self.column_chart = ColumnChart(left, extra=self.order_button)
         left.setSizes([300, 260])
 
         self.preview_view = QTableView(splitter)

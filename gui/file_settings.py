@@ -58,6 +58,7 @@ def file_part(data_settings: dict, params: dict, plan: dict | None) -> dict[str,
     """What of a run's settings belongs to its file."""
     return {"target": data_settings.get("target"),
             "columns": dict(data_settings.get("columns") or {}),
+            "orders": dict(data_settings.get("orders") or {}),
             "class_weight": data_settings.get("class_weight") or None,
             "params": {k: v for k, v in params.items() if k in FILE_PARAMS},
             "plan": plan}

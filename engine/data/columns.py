@@ -28,9 +28,11 @@ class ColumnKind(str, Enum):
     BINARY = "binary"            # exactly two values: one 0/1 feature
     CONSTANT = "constant"        # at most one value: carries no information, ignored
     ID = "id"                    # (nearly) a distinct value per row (row numbers, names): ignored
+    ORDERED = "ordered"          # text levels in a declared order (Low < Medium < High)
 
 
-USABLE_KINDS = (ColumnKind.NUMERIC, ColumnKind.CATEGORICAL, ColumnKind.BINARY)
+USABLE_KINDS = (ColumnKind.NUMERIC, ColumnKind.CATEGORICAL, ColumnKind.BINARY,
+                ColumnKind.ORDERED)
 
 
 @dataclass(frozen=True)

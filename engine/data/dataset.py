@@ -41,6 +41,9 @@ class PrepOptions:
     depth: int | None = None   # the tree depth `guided` thresholds are chosen for
     # "balanced" or {class name: weight}: row weights by class (data/class_weights.py)
     class_weight: str | dict[str, float] | None = None
+    # The levels of each ordered column, lowest first (`ColumnKind.ORDERED`; a column
+    # declared ordered without levels gets `featurize.ordered.guess_order`'s)
+    orders: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def counted(n: int, noun: str) -> str:

@@ -61,6 +61,9 @@ class Feature:
     op: str
     value: float | str | tuple[str, ...] | None = None
     missing: bool | None = None
+    # An `IN` group of an ordered column's levels up to one of them (lowest first):
+    # it reads "education <= Bachelor", and its negation "education > Bachelor".
+    ordered: bool = False
 
     @property
     def binary(self) -> bool:
@@ -74,7 +77,9 @@ class Feature:
         For a continuous feature the tree's `threshold` is the value of the test.
         `full`: a value group with every value (what is copied), not its first few.
         """
-        if self.op == NUM:
+        if self.ordered:
+            text = f"{self.column} {'<=' if holds else '>'} {self.value[-1]}"
+        elif self.op == NUM:
             assert threshold is not None, "a continuous feature needs the node threshold"
             text = f"{self.column} {'<=' if holds else '>'} {format_number(threshold)}"
         elif self.op == MISSING:
@@ -94,10 +99,12 @@ class Feature:
              "value": list(self.value) if self.op == IN else self.value}
         if self.missing is not None:
             d["missing"] = self.missing
+        if self.ordered:
+            d["ordered"] = True
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> Feature:
         value = d.get("value")
         return cls(d["column"], d["op"], tuple(value) if d["op"] == IN else value,
-                   d.get("missing"))
+                   d.get("missing"), bool(d.get("ordered", False)))

@@ -49,7 +49,20 @@ def _rules(tree: Tree) -> str:
     """The tree as nested if/else text, then as a list of rules by support (with the
     edits made by hand first)."""
     note = f"# {tree.edit_note}\n" if tree.edits else ""
-    return note + nested_rules(tree) + "\n" + rule_list_text(tree)
+    return note + _orders(tree) + nested_rules(tree) + "\n" + rule_list_text(tree)
+
+
+def _orders(tree: Tree) -> str:
+    """A comment per ordered column the tree tests: its levels, lowest first (what
+    "risk <= Medium" means), from the longest group its recipe holds; the highest
+    level is any value above them."""
+    tested = {tree.features[j].column for j in tree.feature if j >= 0}
+    longest: dict[str, tuple[str, ...]] = {}
+    for f in tree.features:
+        if f.ordered and f.column in tested and len(f.value) > len(longest.get(f.column, ())):
+            longest[f.column] = f.value
+    return "".join(f"# {column}: levels {' < '.join(levels)} < any other value\n"
+                   for column, levels in sorted(longest.items()))
 
 
 # Export kind -> writer(tree, path); each writes one complete file at `path`.

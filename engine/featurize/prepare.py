@@ -120,7 +120,8 @@ def _prepared(columns: dict, missing: dict, target: str, classes: np.ndarray,
     identifiers: dict[str, str] = {}
     prep = recipe.fit(table, target, kinds, options.missing,
                       Binarization.parse(options.binarize), progress, options.depth,
-                      options.class_weight, chosen=options.kinds, left_out=identifiers)
+                      options.class_weight, chosen=options.kinds, left_out=identifiers,
+                      orders=options.orders, notes=report.warnings)
     report.ignored_columns.update(identifiers)
     report.warnings.extend(f"Column '{name}' was left out: {reason}."
                            for name, reason in identifiers.items())

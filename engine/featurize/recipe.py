@@ -29,6 +29,7 @@ from engine.data.preprocessing import (GUIDED_DEPTH, MISSING_POLICIES, Binarizat
 from engine.errors import DataError
 from engine.featurize.categories import (SMALL_COLUMN, distinct, group, identifier_reason,
                                          pooled_codes, ranked, rare_floor, value_groups)
+from engine.featurize.ordered import guess_order, ordered_features, unordered_values
 
 
 @dataclass
@@ -50,7 +51,9 @@ class _Column:
 def fit(frame: Mapping, target: str, kinds: dict[str, ColumnKind], missing: str,
         binarize: Binarization, progress=None, depth: int | None = None,
         class_weight=None, chosen: Collection[str] = (),
-        left_out: dict[str, str] | None = None) -> Preprocessing:
+        left_out: dict[str, str] | None = None,
+        orders: dict[str, tuple[str, ...]] | None = None,
+        notes: list[str] | None = None) -> Preprocessing:
     """Learn fills, thresholds and value groups from `frame` (`frame[name]`: a numeric
     column's float values, NaN missing, as `prepare` parsed them; a text column's
     cells, a categorical Series; the target's cells).
@@ -62,7 +65,9 @@ def fit(frame: Mapping, target: str, kinds: dict[str, ColumnKind], missing: str,
     columns keep, grown with the rows weighted by `class_weight` (as the solvers will
     weigh them).  A text column that looks like an identifier
     (`categories.identifier_reason`) is left out, and why is written into `left_out`
-    (name -> reason), unless its kind was `chosen` by the user.
+    (name -> reason), unless its kind was `chosen` by the user.  An ordered column
+    is split between its `orders` levels (`featurize.ordered`), guessed when not
+    given; a sentence about values outside them goes to `notes`.
     """
     if missing not in MISSING_POLICIES:
         raise DataError(f"Unknown missing-value policy '{missing}': use "
@@ -87,19 +92,29 @@ def fit(frame: Mapping, target: str, kinds: dict[str, ColumnKind], missing: str,
             columns.append(column)
         elif left_out is not None:
             left_out[name] = reason
-    texts = [c for c in columns if c.values is not None and c.input.kind != ColumnKind.BINARY]
+    texts = [c for c in columns if c.values is not None
+             and c.input.kind not in (ColumnKind.BINARY, ColumnKind.ORDERED)]
     keep: dict = {}
     # (0/1 columns have one test each: a guide would choose nothing for them)
     several = any(c.input.kind != ColumnKind.BINARY for c in columns)
     if (binarize.mode == "guided" and several) or any(len(c.values) > SMALL_COLUMN
                                                       for c in texts):
-        keep = guide(columns, y[known], w, known, len(class_names), depth, progress)
+        keep = guide([c for c in columns if c.input.kind != ColumnKind.ORDERED], y[known],
+                     w, known, len(class_names), depth, progress)
     features = []
     for position, column in enumerate(columns):
         if progress is not None:
             progress("choosing thresholds and groups", position / len(columns))
-        features.extend(_features(column, binarize, keep, y[known], w, known,
-                                  len(class_names), route))
+        if column.input.kind == ColumnKind.ORDERED:
+            levels = tuple((orders or {}).get(column.input.name)
+                           or guess_order(column.values))
+            features.extend(ordered_features(column.input.name, levels, column.routed))
+            note = unordered_values(column.input.name, levels, column.values)
+            if note and notes is not None:
+                notes.append(note)
+        else:
+            features.extend(_features(column, binarize, keep, y[known], w, known,
+                                      len(class_names), route))
         if missing == "indicator" and column.missing.any():
             features.append(Feature(column.input.name, MISSING))
     return Preprocessing(target, class_names, [c.input for c in columns], features,

@@ -150,6 +150,10 @@ def _feature(feature, where: str, numeric: dict[str, bool]) -> None:
     if op == IN and numeric[column]:
         raise _Problem(f"'{where}' tests a group of text values on column {_show(column)}, "
                        "which holds numbers")
+    ordered = feature.get("ordered", False)
+    if not isinstance(ordered, bool) or (ordered and op != IN):
+        raise _Problem(f"'{where}.ordered' is {_show(ordered)}: only a group of levels "
+                       "(op 'in') may be ordered, with true or false")
     if op == MISSING or (op == NUM and route is None):
         fits, wanted = value is None, "null"
     elif op == IN:
