@@ -97,6 +97,8 @@ class AppState:
         self.runs_changed = Event()             # (list of runs)
         self.selection_changed = Event()        # (RunRecord or None)
         self.run_updated = Event()              # (RunRecord) its test accuracy arrived
+        # The tuning whose choice was put in the panel: (table, algorithm, its summary)
+        self._tuning: tuple | None = None
 
     # ------------------------------------------------------------------ draft
     def set_table(self, path: Path | None, raw: RawTable, infos: list) -> None:
@@ -156,6 +158,22 @@ class AppState:
         accuracy on new rows arrived after the last save, and those named or annotated
         since."""
         return [r for r in self.runs if self._saved.get(r.number) != self._as_saved(r)]
+
+    def adopt_tuning(self, raw, algorithm: str, summary: dict | None) -> None:
+        """Tune's "Use this setting": a run of that setting on that table carries it
+        (None: a setting put in the panel without a tuning)."""
+        self._tuning = None if summary is None else (raw, algorithm, summary)
+
+    def tuning_for(self, raw, algorithm: str, params: dict) -> dict | None:
+        """The adopted tuning's summary when a run of `algorithm` with `params` on
+        table `raw` is the setting it chose (else None)."""
+        if self._tuning is None:
+            return None
+        table, tuned, summary = self._tuning
+        chosen = summary.get("chosen_params", {})
+        same = table is raw and tuned == algorithm and all(
+            params.get(k) == v for k, v in chosen.items())
+        return summary if same else None
 
     def run(self, number: int) -> RunRecord | None:
         return next((r for r in self.runs if r.number == number), None)

@@ -230,6 +230,8 @@ class RunController(QObject):
             context["number"], outcome, rows.dataset, context["algorithm"],
             context["params"], rows.settings, context["time_limit"],
             data_path=str(rows.path.resolve()) if rows.path else None)
+        record.tuning = self.state.tuning_for(rows.raw, context["algorithm"],
+                                              context["params"])
         validation = context["validation"]
         stopped = outcome.result.status == Status.CANCELLED
         if validation is not None and is_model(record.tree) and stopped:

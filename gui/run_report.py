@@ -53,7 +53,7 @@ def report_for_run(run: RunRecord, tree_png: bytes | None) -> str:
         incumbents=curve, end_time=run.time_s, tree_png=tree_png, notes=_notes(run),
         confusion_caption=("Training rows, weighted by class: a cell is its rows' total "
                            "weight." if weighted(run) else "Training rows."),
-        **_held_out(run))
+        tuning=run.tuning, **_held_out(run))
 
 
 def _held_out(run: RunRecord) -> dict:

@@ -100,6 +100,7 @@ class RunRecord:
     certified: str = ""                 # the part proven, when only a part was searched
     name: str = ""                      # the user's name for the run (history, headers)
     note: str = ""                      # and their note on it
+    tuning: dict | None = None          # the tuning that chose its setting (`Tuning.to_dict`)
 
     def edited(self, number: int, tree, time_s: float = 0.0) -> RunRecord:
         """This run's tree edited by hand (`engine.editing`) as run `number`.
@@ -117,7 +118,7 @@ class RunRecord:
             status=EDITED, time_s=float(time_s), incumbents=[],
             train_confusion=training_confusion(tree), evaluation=None,
             finished_at=time.strftime("%Y-%m-%d %H:%M:%S"), edited_from=self.number,
-            name="", note="",
+            name="", note="", tuning=None,
             message=(f"Edited by hand from run #{self.number}: {tree.edits[-1]}; test "
                      "accuracy is not re-estimated for an edited tree."))
 
@@ -224,7 +225,7 @@ class RunRecord:
             "chosen": self.chosen, "reason": self.reason, "message": self.message,
             "edited_from": self.edited_from, "class_factors": self.class_factors,
             "leaf_penalty": self.leaf_penalty, "certified": self.certified,
-            "name": self.name, "note": self.note,
+            "name": self.name, "note": self.note, "tuning": self.tuning,
         }
 
     @classmethod
@@ -249,7 +250,8 @@ class RunRecord:
                    class_factors=d.get("class_factors"),
                    leaf_penalty=float(d.get("leaf_penalty", 0.0)),
                    certified=str(d.get("certified", "")),
-                   name=str(d.get("name", "")), note=str(d.get("note", "")))
+                   name=str(d.get("name", "")), note=str(d.get("note", "")),
+                   tuning=d.get("tuning"))
 
 
 def certified_text(stats: dict, params: dict) -> str:

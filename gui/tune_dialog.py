@@ -310,7 +310,7 @@ class TuneDialog(QDialog):
 
     def _use(self) -> None:
         if self.tuning is not None:
-            self.apply(dict(self.tuning.params))
+            self.apply(dict(self.tuning.params), self.tuning)
             self.accept()
 
     # ------------------------------------------------------------ showing
@@ -385,7 +385,10 @@ def open_tune_dialog(win) -> TuneDialog | None:
     source = draft.path.name if draft.path else "this table"
     panel = win.algo_panel
 
-    def apply(params: dict) -> None:
+    def apply(params: dict, tuning: Tuning | None = None) -> None:
+        # the run of this setting on this table will carry the tuning (its report)
+        win.state.adopt_tuning(draft.raw, panel.algorithm(),
+                               None if tuning is None else tuning.to_dict())
         panel.depth_spin.setValue(int(params["depth"]))
         panel.form.set_values({k: v for k, v in params.items() if k != "depth"})
         win.set_status(f"Tuning chose {', '.join(f'{k} {v:g}' for k, v in params.items())}"

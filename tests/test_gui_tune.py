@@ -119,3 +119,39 @@ def test_the_dialog_tunes_by_the_measure_chosen_and_says_which(qtbot):
     assert dialog.tuning.metric == "balanced"
     dialog.close()
     win.close()
+
+
+def test_a_run_of_the_tuned_setting_reports_its_tuning_curve(qtbot, tmp_path):
+    """Issue 46: the report includes the tuning curve of the run's setting; a run of
+    another setting does not claim it."""
+    from test_gui_support import run_and_wait
+
+    win = open_window(qtbot, LOANS, algorithm="greedy")
+    dialog = open_tune_dialog(win)
+    dialog.high_spin.setValue(3)
+    dialog.leaf_edit.setText("1")
+    dialog.cost_edit.setText("0")
+    dialog.folds_spin.setValue(3)
+    dialog.start()
+    qtbot.waitUntil(lambda: dialog._worker is None, timeout=60_000)
+    tuning = dialog.tuning
+    dialog.use_button.click()
+    run_and_wait(qtbot, win)
+    run = win.current_run
+    assert run.tuning is not None and run.tuning["chosen"] == tuning.chosen
+    path = tmp_path / "report.html"
+    assert win.files.save_report(path)
+    page = path.read_text(encoding="utf-8")
+    assert "<h2>Tuning</h2>" in page and 'class="chosen"' in page
+    assert page.count("<circle") == sum(s.complete for s in tuning.scored)
+    session = tmp_path / "s.orchard"
+    assert win.files.save_session(session)
+    # another depth: not the tuned setting, no tuning claimed
+    win.depth_spin.setValue(tuning.params["depth"] % 3 + 1)
+    run_and_wait(qtbot, win)
+    assert win.current_run.tuning is None
+    win.close()
+    other = open_window(qtbot, None)
+    assert other.files.open_session(session)
+    assert other.state.run(run.number).tuning["chosen"] == tuning.chosen
+    other.close()

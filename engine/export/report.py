@@ -202,7 +202,7 @@ def run_report_html(*, title: str, data_summary: Sequence[tuple[str, str]],
                     date: str | None = None, end_time: float | None = None,
                     confusion_caption: str = "Training rows.",
                     held_out: np.ndarray | None = None,
-                    held_out_caption: str = "") -> str:
+                    held_out_caption: str = "", tuning: dict | None = None) -> str:
     """The whole report as one HTML document (see the module doc).
 
     `confusion` has one row per true class and one column per predicted class;
@@ -210,7 +210,8 @@ def run_report_html(*, title: str, data_summary: Sequence[tuple[str, str]],
     1) and `support`, computed from `confusion` when None.  `incumbents` are the
     anytime curve's `(time s, error, lower bound)`, `end_time` where its lines end
     (the run's time).  `date` defaults to now.  `held_out`, the confusion matrix of a
-    test's held-out rows (all its splits), adds their matrix and per-class table.
+    test's held-out rows (all its splits), adds their matrix and per-class table;
+    `tuning`, the tuning that chose the run's setting, its curve.
     """
     if per_class is None and confusion is not None and np.ndim(confusion) == 2 \
             and np.shape(confusion) == (len(class_names), len(class_names)):
@@ -231,6 +232,7 @@ def run_report_html(*, title: str, data_summary: Sequence[tuple[str, str]],
         ("Rules", f"<pre>{escape(rules_text)}</pre>" if rules_text.strip()
          else _missing(NO_RULES)),
         ("Anytime curve", anytime_chart(incumbents, end_time)),
+        *([("Tuning", tuning_section(tuning))] if tuning else []),
         ("Notes", notes_html),
     ]
     body = "\n".join(f"<h2>{escape(heading)}</h2>\n{content}" for heading, content in sections)
@@ -239,6 +241,64 @@ def run_report_html(*, title: str, data_summary: Sequence[tuple[str, str]],
             f"<h1>{escape(title)}</h1>\n"
             f'<p class="date">{escape(when)} · Orchard run report</p>\n'
             f"{body}\n</body>\n</html>\n")
+
+
+def tuning_section(tuning: dict) -> str:
+    """The tuning that chose the run's setting (`Tuning.to_dict`): each candidate's mean
+    validation score against its mean leaves as inline SVG (± one standard error, the
+    chosen one circled, the best filled), and one sentence saying how it chose."""
+    scored = [(i, c) for i, c in enumerate(tuning.get("candidates", []))
+              if c.get("complete") and math.isfinite(c.get("mean_accuracy", math.nan))]
+    measure = tuning.get("measure", "validation accuracy")
+    chosen, best = tuning.get("chosen"), tuning.get("best")
+    names = {i: ", ".join(f"{k.replace('_', ' ')} {c[k]:g}" for k in
+                          ("depth", "min_leaf", "leaf_cost") if c.get(k) is not None)
+             for i, c in scored}
+    text = (f"<p>Chosen by {escape(str(tuning.get('scored_on', 'cross-validation')))}: "
+            f"{escape(names.get(chosen, '?'))}, the simplest setting within "
+            f"{escape(str(tuning.get('rule', 'half a standard error')))} of the best "
+            f"{escape(measure)} ({escape(names.get(best, '?'))}).</p>")
+    if not scored:
+        return text + _missing("No setting was scored on every split.")
+    width, height, left, right, top, bottom = 640, 300, 72, 20, 24, 48
+    xs = [c["mean_leaves"] for _, c in scored]
+    lows = [c["mean_accuracy"] - c["standard_error"] for _, c in scored]
+    highs = [c["mean_accuracy"] + c["standard_error"] for _, c in scored]
+    x_low, x_high = min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1
+    y_low, y_high = min(lows), max(highs) if max(highs) > min(lows) else min(lows) + 0.01
+
+    def x(v: float) -> float:
+        return left + (v - x_low) / (x_high - x_low) * (width - left - right)
+
+    def y(v: float) -> float:
+        return top + (y_high - v) / (y_high - y_low) * (height - top - bottom)
+
+    x0, x1, y0, y1 = left, width - right, height - bottom, top
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+              f'viewBox="0 0 {width} {height}" role="img" '
+              f'aria-label="{escape(measure)} against leaves">'),
+             f'<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" stroke="#3d444d"/>',
+             f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}" stroke="#3d444d"/>',
+             f'<text x="{x0}" y="{y0 + 16}" text-anchor="middle">{x_low:.3g}</text>',
+             f'<text x="{x1}" y="{y0 + 16}" text-anchor="end">{x_high:.3g}</text>',
+             f'<text x="{x0 - 6}" y="{y0}" text-anchor="end">{100 * y_low:.1f}%</text>',
+             f'<text x="{x0 - 6}" y="{y1 + 4}" text-anchor="end">{100 * y_high:.1f}%</text>',
+             (f'<text x="{(x0 + x1) / 2}" y="{height - 10}" text-anchor="middle">'
+              'leaves (mean over the splits)</text>'),
+             (f'<text text-anchor="middle" transform="translate(16 {(y0 + y1) / 2}) '
+              f'rotate(-90)">{escape(measure)}</text>')]
+    for i, c in scored:
+        cx, mean, se = x(c["mean_leaves"]), c["mean_accuracy"], c["standard_error"]
+        kind = "chosen" if i == chosen else "best" if i == best else "candidate"
+        parts.append(f'<line class="{kind}" x1="{cx:.1f}" y1="{y(mean - se):.1f}" '
+                     f'x2="{cx:.1f}" y2="{y(mean + se):.1f}" stroke="{ERROR_COLOUR}"/>')
+        parts.append(f'<circle class="{kind}" cx="{cx:.1f}" cy="{y(mean):.1f}" '
+                     f'r="{7 if i == chosen else 4}" fill="'
+                     f'{ERROR_COLOUR if i != chosen else "none"}" stroke="'
+                     f'{BOUND_COLOUR if i == chosen else ERROR_COLOUR}" stroke-width="2">'
+                     f'<title>{escape(names[i])}: {100 * mean:.1f}%</title></circle>')
+    parts.append("</svg>")
+    return text + "\n".join(parts)
 
 
 def write_report(path: str | Path, html_text: str) -> None:
