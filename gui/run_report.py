@@ -21,7 +21,6 @@ from gui.results_panel import (
     algorithm_text,
     baseline_rows,
     bound_text,
-    error_unit,
     errors_text,
     percent,
     weighted,
