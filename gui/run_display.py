@@ -193,8 +193,11 @@ class RunDisplay(QObject):
             views.clear(
                 f"Run #{run.number} trained on {run.dataset_name or 'another file'}: open "
                 "it again with the run's settings to evaluate its model on its rows.")
-        else:
-            views.show_dataset(run.tree, rows.dataset)
+        else:   # an edit was made on every row: it has no held-out rows of its own
+            views.show_dataset(run.tree, rows.dataset, "training rows" if
+                               run.edited_from is None else
+                               "training rows, on which its edits by hand were made "
+                               "(Run → Predict a file judges it on rows it has not seen)")
 
     def run_activated(self, run: RunRecord) -> None:
         if not self.win.running:   # the live run keeps the tree until it ends

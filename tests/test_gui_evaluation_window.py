@@ -200,3 +200,18 @@ def test_a_two_class_cutoff_shows_its_confusion_and_finds_the_cheapest(qtbot):
     assert costs[cheap] == min(costs.values())
     assert f"cost {costs[cheap]:,}" in panel.matrix_label.text()
     win.close()
+
+
+def test_an_edited_tree_is_evaluated_on_its_training_rows_and_says_how_to_judge_it(qtbot):
+    win = open_window(qtbot, LOANS, algorithm="greedy")
+    win.depth_spin.setValue(2)
+    run_and_validate(qtbot, win)
+    win.analysis.collapse_node(int(win.tree.left[0]))
+    edited = win.current_run
+    assert edited.evaluation is None
+    views = win.evaluation_views
+    win.tabs.setCurrentIndex(TAB_EVALUATION)
+    assert views.rows_choice() == ROWS_TRAINING and not views.rows_combo.isVisible()
+    qtbot.waitUntil(lambda: views.auc_value is not None, timeout=10_000)
+    assert "Predict a file judges it" in views.pages["per_class"].note.text()
+    win.close()
