@@ -14,10 +14,12 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
+from engine.data.class_weights import parse_class_weight
 from engine.data.columns import ColumnKind
 from engine.data.dataset import PrepOptions, counted
+from engine.errors import OrchardError
 from engine.evaluation import Plan
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
@@ -27,6 +29,7 @@ from gui import settings as user_settings
 from gui.algorithm_panel import is_sat
 from gui.app_state import AppState
 from gui.column_model import KIND_OF, ORDERED
+from gui.cost_dialog import CostDialog
 from gui.data_tasks import Prepared, StageRelay, prepare_table, read_and_prepare
 from gui.session import is_session_file
 from gui.worker import Worker
@@ -211,6 +214,23 @@ class DataController(QObject):
             self.win.set_status("Stopped reading the file." + (
                 "" if self.state.draft.raw is None else
                 " The table loaded before is still in use."))
+
+    def costs_dialog(self) -> CostDialog | None:
+        """Costs of errors… for the classes of the data prepared now (None without)."""
+        data = self.state.draft.dataset
+        if data is None:
+            return None
+        text = self.win.data_panel.row_options()["class_weight"] or ""
+        try:
+            weights = parse_class_weight(text) if text else {}
+        except OrchardError:
+            weights = {}
+        dialog = CostDialog(list(data.class_names),
+                            weights if isinstance(weights, dict) else {},
+                            self.win.data_panel.set_class_weight_text, self.win)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
 
     # -------------------------------------------------------------- options
     def prep_options(self) -> PrepOptions:

@@ -54,6 +54,7 @@ PROBLEM_COLOUR = "#a4262c"
 
 class DataPanel(QGroupBox):
     options_changed = Signal()
+    costs_requested = Signal()     # "Costs…" pressed: the window opens the cost matrix
     target_accepted = Signal()     # "Use it" answered the question about the target
     open_requested = Signal()
     sample_requested = Signal(str)
@@ -189,7 +190,14 @@ class DataPanel(QGroupBox):
             "'balanced' weighs every class the same in total; 'yes=5,no=1' weighs rows "
             "by their class name. Empty: every row counts once.")
         self.class_weight_edit.editingFinished.connect(self._class_weight_edited)
-        weights.addRow("Class weights", self.class_weight_edit)
+        weights_row = QHBoxLayout()
+        weights_row.addWidget(self.class_weight_edit, 1)
+        self.costs_button = QPushButton("Costs…", self)
+        self.costs_button.setToolTip("Set the class weights from what each kind of error "
+                                     "costs (a misclassification cost matrix)")
+        self.costs_button.clicked.connect(self.costs_requested)
+        weights_row.addWidget(self.costs_button)
+        weights.addRow("Class weights", weights_row)
         layout.addLayout(weights)
         self._class_weight = ""
 
@@ -293,6 +301,11 @@ class DataPanel(QGroupBox):
             self._class_weight = text
             self._changed()
 
+    def set_class_weight_text(self, text: str) -> None:
+        """Class weights chosen elsewhere (Costs…), as if typed."""
+        self.class_weight_edit.setText(text)
+        self._class_weight_edited()
+
     def commit_edits(self) -> None:
         """A field still being typed in counts (Run pressed before it lost focus)."""
         self._class_weight_edited()
@@ -329,8 +342,8 @@ class DataPanel(QGroupBox):
     def set_table_loaded(self, loaded: bool) -> None:
         for widget in (self.target_combo, self.missing_combo, self.binarize_combo,
                        self.quantile_spin, self.drop_inconsistent_check, self.merge_check,
-                       self.redundant_check, self.class_weight_edit, self.use_target_button,
-                       self.other_target_button):
+                       self.redundant_check, self.class_weight_edit, self.costs_button,
+                       self.use_target_button, self.other_target_button):
             widget.setEnabled(loaded)
 
     def set_busy(self, busy: bool) -> None:

@@ -269,6 +269,7 @@ class MainWindow(QMainWindow):
         panel.sample_requested.connect(self.load_path)
         panel.options_changed.connect(data.options_changed)
         panel.target_accepted.connect(data.accept_target)
+        panel.costs_requested.connect(data.costs_dialog)
         self.algo_panel.algorithm_changed.connect(lambda _: self._algorithm_changed())
         # Guided thresholds come from the greedy tree of the chosen depth.
         self.depth_spin.valueChanged.connect(data.depth_changed)

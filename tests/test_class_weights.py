@@ -151,3 +151,31 @@ def test_guided_thresholds_follow_the_class_weights():
         assert used <= kept, weights
         best = train(guided, "blossom", {"depth": 3})
         assert best.optimal and best.train_error <= greedy.train_error + 1e-9, weights
+
+
+def test_a_cost_matrix_of_one_cost_per_true_class_is_exactly_class_weights():
+    """Issue 46: a misclassification cost matrix the solvers train on exactly; the
+    cheapest tree under the costs is the optimal tree under those class weights."""
+    from itertools import product
+
+    from engine.data.class_weights import weights_from_costs
+    from engine.errors import ParameterError
+
+    assert weights_from_costs([[0, 5], [1, 0]], ["bad", "good"]) == {"bad": 5.0,
+                                                                       "good": 1.0}
+    with pytest.raises(ParameterError, match="depending on the class predicted"):
+        weights_from_costs([[0, 1, 4], [1, 0, 1], [1, 1, 0]], ["a", "b", "c"])
+    with pytest.raises(ParameterError, match="positive numbers"):
+        weights_from_costs([[0, 0], [1, 0]], ["a", "b"])
+    with pytest.raises(ParameterError, match="2 x 2"):
+        weights_from_costs([[0, 1, 1]], ["a", "b"])
+    # a leaf's cost under the matrix equals its weighted error under the weights
+    costs = [[0, 3, 3], [2, 0, 2], [7, 7, 0]]
+    weights = weights_from_costs(costs, ["a", "b", "c"])
+    w = np.array([weights[c] for c in "abc"])
+    for counts in product(range(4), repeat=3):
+        counts = np.array(counts, dtype=float)
+        by_cost = [sum(counts[i] * costs[i][j] for i in range(3) if i != j)
+                   for j in range(3)]
+        by_weight = [(counts * w).sum() - counts[j] * w[j] for j in range(3)]
+        assert by_cost == pytest.approx(by_weight)

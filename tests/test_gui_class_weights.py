@@ -3,6 +3,7 @@ minimises the weighted error, a bad entry is one sentence among the data panel's
 problems (and no run), and the data settings keep it."""
 
 import numpy as np
+import pytest
 from test_gui_support import (  # noqa: F401
     LOANS,
     isolated_settings,
@@ -50,3 +51,30 @@ def test_a_bad_entry_is_one_sentence(qtbot):
     assert win.dataset is None and not win.run_button.isEnabled()
     type_weights(qtbot, win, "balanced")
     assert win.data_panel.problems_text() == "" and win.dataset.class_weights is not None
+
+
+def test_costs_of_errors_set_the_class_weights_the_solvers_train_on(qtbot):
+    """Issue 46: a misclassification cost matrix the tree solvers train on."""
+    from test_gui_support import LOANS, open_window, ready, run_and_wait
+
+    win = open_window(qtbot, LOANS, algorithm="greedy")
+    dialog = win.data.costs_dialog()
+    names = dialog.class_names
+    assert names == win.dataset.class_names
+    dialog.table.item(0, 1).setText("4")   # a missed first class costs 4
+    dialog.table.item(1, 0).setText("1")
+    dialog.try_accept()
+    qtbot.waitUntil(lambda: ready(win) and win.dataset.class_weights is not None,
+                    timeout=30_000)
+    assert win.data_panel.class_weight_edit.text() == f"{names[0]}=4,{names[1]}=1"
+    assert list(win.dataset.class_weights) == [4.0, 1.0]
+    run_and_wait(qtbot, win)
+    run = win.current_run
+    # the weighted error the tree minimised is the total cost of its training errors
+    matrix = run.train_confusion / np.array(run.class_factors)[:, None]   # rows
+    cost = 4 * matrix[0, 1] + 1 * matrix[1, 0]
+    assert run.train_error == pytest.approx(cost)
+    # opened again, it starts from the costs set
+    again = win.data.costs_dialog()
+    assert again.table.item(0, 1).text() == "4"
+    win.close()

@@ -69,3 +69,35 @@ def class_factors(class_weight: str | dict[str, float], y: np.ndarray,
                             f"column does not have (its classes: {shown}).")
         factors[index[str(name)]] = _weight(str(weight), str(name))
     return factors
+
+
+def weights_from_costs(costs, class_names: list[str]) -> dict[str, float]:
+    """Class weights that make a solver minimise the total cost of its errors, from
+    a cost matrix (`costs[i][j]`: the cost of predicting class j for a row of class
+    i; the diagonal is not read).
+
+    A leaf predicting class j costs sum over i != j of (its rows of class i) x
+    costs[i][j]; when each true class's errors cost the same whatever is predicted
+    (always so with two classes), that is the weighted error with class i's rows
+    weighing costs[i][·], and every exact solver finds the cheapest tree.  Costs that
+    depend on the predicted class too cannot be written as weights: refused in one
+    sentence rather than trained approximately.
+    """
+    matrix = np.asarray(costs, dtype=float)
+    n = len(class_names)
+    if matrix.shape != (n, n):
+        raise ParameterError(f"The cost matrix must be {n} x {n}, one row and one column "
+                             "per class.")
+    weights = {}
+    for i, name in enumerate(class_names):
+        errors = np.delete(matrix[i], i)
+        if not np.all(np.isfinite(errors)) or (errors <= 0).any():
+            raise ParameterError(f"The costs of misclassifying class '{name}' must be "
+                                 "positive numbers.")
+        if not np.allclose(errors, errors[0]):
+            raise ParameterError(
+                f"Misclassifying class '{name}' costs {', '.join(f'{c:g}' for c in errors)} "
+                "depending on the class predicted: the tree solvers train exactly on one "
+                "cost per true class; give its row one cost.")
+        weights[name] = float(errors[0])
+    return weights
