@@ -40,7 +40,7 @@ from engine.featurize import prepare
 from engine.data.preprocessing import class_label
 from engine.errors import DataError, Interrupted, ParameterError
 from engine.importance import class_probabilities, feature_importance
-from engine.metrics import confusion_matrix, matrix_from_json, matrix_to_json
+from engine.metrics import confusion_matrix, matrix_from_json, matrix_to_json, roc_auc
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
@@ -137,6 +137,9 @@ class FoldResult:
     # what the trees were trained for, and what a tuning ranks by (NaN: unweighted).
     weighted_accuracy: float = math.nan
     held_out: HeldOut | None = None   # its held-out rows' predictions (with `baselines`)
+    # The AUC of the second class against the first on the test rows, by leaf shares
+    # (two classes, when asked: a tuning by AUC)
+    test_auc: float = math.nan
 
     @property
     def score(self) -> float:
@@ -587,7 +590,7 @@ class CrossValidation:
 
     def trained(self, split: PreparedSplit, class_names: list[str], params: dict,
                 monitor: Monitor, train_accuracy: bool = True,
-                baselines: bool = False) -> FoldResult:
+                baselines: bool = False, auc: bool = False) -> FoldResult:
         """Train `params` on a prepared split and score it on its raw rows (the
         training rows too unless `train_accuracy` is False: NaN then); with
         `baselines`, score the majority class and the greedy tree on its test rows."""
@@ -624,8 +627,14 @@ class CrossValidation:
         train_accuracy, train_matrix = (
             score(train_frame, tree.predict_frame(train_frame)) if train_accuracy
             else (math.nan, np.zeros_like(test_matrix)))
-        majority = greedy = math.nan
+        majority = greedy = test_auc = math.nan
         held_out = None
+        if auc and size == 2:
+            truth = truth_of(test_frame)
+            proba = np.zeros((len(truth), size))
+            proba[:, to_global] = class_probabilities(tree, test_features)
+            if 0 < truth.sum() < len(truth):
+                test_auc = roc_auc(truth == 1, proba[:, 1])
         if baselines:
             held_out = _held_out(tree, test_features, truth_of(test_frame),
                                  to_global[test_predicted], to_global, size)
@@ -639,7 +648,7 @@ class CrossValidation:
                           float(result.train_error), float(result.lower_bound),
                           int(tree.n_leaves),
                           [(float(t), float(e)) for t, e, _ in result.incumbents],
-                          majority, greedy, weighted, held_out)
+                          majority, greedy, weighted, held_out, test_auc)
 
     def _greedy_tree(self, data, params: dict, monitor: Monitor):
         """The greedy tree of the algorithm's depth on a split's features, the tree an

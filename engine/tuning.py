@@ -247,7 +247,8 @@ def choose(scored: Sequence[Scored], majority: float = 0.0,
 
 
 # What a tuning may rank settings by (`Tuner(metric=...)`, `orchard tune --metric`).
-METRICS = {"accuracy": "accuracy", "balanced": "balanced accuracy"}
+METRICS = {"accuracy": "accuracy", "balanced": "balanced accuracy",
+           "auc": "AUC (two classes)"}
 
 
 def measure(options: PrepOptions, metric: str = "accuracy") -> str:
@@ -258,6 +259,8 @@ def measure(options: PrepOptions, metric: str = "accuracy") -> str:
     it is)."""
     if metric == "balanced":
         return "validation balanced accuracy"
+    if metric == "auc":
+        return "validation AUC"
     return "weighted validation accuracy" if options.class_weight else \
         "validation accuracy"
 
@@ -269,8 +272,10 @@ def check_metric(metric: str) -> None:
 
 
 def fold_score(fold, metric: str) -> float:
-    """A fold's score under `metric` (`FoldResult.score`, or the balanced accuracy of
-    its validation confusion matrix)."""
+    """A fold's score under `metric` (`FoldResult.score`, the balanced accuracy of its
+    validation confusion matrix, or its validation AUC)."""
+    if metric == "auc":
+        return fold.test_auc
     return matrix_balanced_accuracy(fold.test_confusion) if metric == "balanced" \
         else fold.score
 
@@ -419,10 +424,13 @@ class Tuner:
         try:
             validation = validation.sampled(SAMPLE_ROWS, clock, copies)
             class_names, splits = validation.prepared_splits(clock, copies)
-            majority = float(np.mean([split.majority_balanced_accuracy()
-                                       if self.metric == "balanced" else
-                                       split.majority_accuracy(weighted=True)
-                                       for split in splits]))
+            if self.metric == "auc" and len(class_names) != 2:
+                raise ParameterError(f"AUC ranks settings for a target of two classes; "
+                                     f"this one has {len(class_names)}: rank by balanced "
+                                     "accuracy instead.")
+            majority = 0.5 if self.metric == "auc" else float(np.mean(
+                [split.majority_balanced_accuracy() if self.metric == "balanced" else
+                 split.majority_accuracy(weighted=True) for split in splits]))
             reserve = Reserve.measured(clock, len(self.grid), len(self.raw.frame), splits)
             scored = self._score_all(reserve, clock, validation, class_names, splits,
                                      on_candidate)
@@ -499,7 +507,8 @@ class Tuner:
             self._running(monitor)
             try:
                 fold = validation.trained(split, class_names, params, monitor,
-                                          train_accuracy=False)
+                                          train_accuracy=False,
+                                          auc=self.metric == "auc")
             except Interrupted:
                 break
             finally:

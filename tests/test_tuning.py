@@ -401,8 +401,8 @@ def test_settings_can_be_ranked_by_the_balanced_accuracy(capsys):
     assert result.majority == pytest.approx(0.5)   # two classes, every fold has both
     assert result.measure == "validation balanced accuracy"
     assert "of the best validation balanced accuracy" in result.table()[0]
-    with pytest.raises(ParameterError, match="Unknown measure 'auc'"):
-        Tuner(raw, options, "greedy", grid, {}, plan, metric="auc")
+    with pytest.raises(ParameterError, match="Unknown measure 'f1'"):
+        Tuner(raw, options, "greedy", grid, {}, plan, metric="f1")
     code = main(["tune", str(SAMPLES / "loans.csv"), "--algo", "greedy", "--depths", "1-2",
                  "--min-leaf", "1", "--leaf-cost", "0", "--folds", "3", "--metric",
                  "balanced", "--json"])
@@ -410,3 +410,26 @@ def test_settings_can_be_ranked_by_the_balanced_accuracy(capsys):
     tuning = json.loads(capsys.readouterr().out)["tuning"]
     assert tuning["metric"] == "balanced"
     assert tuning["measure"] == "validation balanced accuracy"
+
+
+def test_settings_can_be_ranked_by_the_validation_auc():
+    """Two classes: each fold's AUC of its tree's leaf shares on its validation rows
+    (scikit-learn's on the same predictions); more classes are refused."""
+    from sklearn.metrics import roc_auc_score
+
+    raw = read_table(SAMPLES / "loans.csv")
+    options = PrepOptions(binarize="quantile:4")
+    plan = Plan("kfold", 3)
+    grid = candidates("greedy", [1, 3], [1], [0])
+    result = Tuner(raw, options, "greedy", grid, {}, plan, metric="auc").run()
+    for score in result.scored:
+        folds = CrossValidation(raw, options, "greedy",
+                                score.candidate.params("greedy", {}), plan,
+                                baselines=True).run().folds
+        expected = [roc_auc_score(f.held_out.truth, f.held_out.proba[:, 1]) for f in folds]
+        assert score.accuracies == pytest.approx(expected)
+    assert result.majority == 0.5 and result.measure == "validation AUC"
+    from engine.data.csv_reader import parse_text
+    three = parse_text("x,c\n" + "".join(f"{i},{'abc'[i % 3]}\n" for i in range(60)))
+    with pytest.raises(ParameterError, match="AUC ranks settings for a target of two"):
+        Tuner(three, PrepOptions(), "greedy", grid, {}, plan, metric="auc").run()
