@@ -38,6 +38,7 @@ class ColumnSummary:
     missing: np.ndarray           # float[classes]
     edges: np.ndarray | None = None
     others: int = 0               # text values beyond the shown ones (in the last bar)
+    ordered: bool = False         # the bars are an ordered column's levels, in order
 
     @property
     def rows(self) -> int:
@@ -46,8 +47,10 @@ class ColumnSummary:
     def describe(self) -> str:
         """One sentence under the chart."""
         missing = int(self.missing.sum())
+        shown = len(self.labels) - (self.others > 0)
         what = (f"{len(self.labels)} bins of equal width" if self.numeric else
-                f"the {len(self.labels) - (self.others > 0)} most frequent values"
+                f"its {shown} levels in order" if self.ordered else
+                f"the {shown} most frequent values"
                 + (f" and the other {self.others:,}" if self.others else ""))
         return (f"{self.column}: {self.rows:,} rows with a class, {missing:,} of them "
                 f"missing here; {what}, each bar split by class.")
@@ -62,9 +65,11 @@ def _classes(frame: pd.DataFrame, target: str) -> tuple[np.ndarray, list[str]]:
 
 
 def column_summary(frame: pd.DataFrame, column: str, target: str, numeric: bool,
-                   bins: int = BINS, top: int = TOP_VALUES) -> ColumnSummary:
+                   bins: int = BINS, top: int = TOP_VALUES,
+                   order: tuple[str, ...] = ()) -> ColumnSummary:
     """The bars of `column` by the classes of `target` (see `ColumnSummary`);
-    `numeric` says how to read the cells (the column's kind)."""
+    `numeric` says how to read the cells (the column's kind); `order`, an ordered
+    column's levels: its bars in that order (the other values after them)."""
     y, names = _classes(frame, target)
     keep = y >= 0
     y = y[keep]
@@ -87,15 +92,20 @@ def column_summary(frame: pd.DataFrame, column: str, target: str, numeric: bool,
         return ColumnSummary(column, True, names, labels, counts, missing, edges)
     codes, values = blocks.factorize(cells[present])
     totals = np.bincount(codes, minlength=len(values))
-    order = np.argsort(-totals, kind="stable")
-    shown = order[:top]
+    if order:
+        position = {str(v): k for k, v in enumerate(values)}
+        shown = np.array([position[level] for level in order if level in position],
+                         dtype=np.int64)
+    else:
+        shown = np.argsort(-totals, kind="stable")[:top]
     bar = np.full(len(values), len(shown), dtype=np.int64)
     bar[shown] = np.arange(len(shown))
     others = max(len(values) - len(shown), 0)
     counts = np.zeros((len(shown) + (others > 0), len(names)))
     np.add.at(counts, (bar[codes], yp), 1.0)
     labels = [str(values[k]) for k in shown] + (["(other values)"] if others else [])
-    return ColumnSummary(column, False, names, labels, counts, missing, None, others)
+    return ColumnSummary(column, False, names, labels, counts, missing, None, others,
+                         bool(order))
 
 
 def tree_cuts(model, column: str) -> list[float]:

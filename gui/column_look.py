@@ -23,10 +23,11 @@ from gui.order_dialog import OrderDialog
 from gui.worker import Worker
 
 
-def _look(frame, column: str, against: str, target: str, numeric: bool, model):
+def _look(frame, column: str, against: str, target: str, numeric: bool, model,
+          order: tuple[str, ...]):
     """The chart's numbers (off the GUI thread): a summary, or a scatter's points."""
     if against == DISTRIBUTION or against == column:
-        return "summary", column_summary(frame, column, target, numeric)
+        return "summary", column_summary(frame, column, target, numeric, order=order)
     xs, ys, classes, names = numeric_pairs(frame, column, against, target)
     cuts = (tree_cuts(model, column), tree_cuts(model, against)) if model else ([], [])
     return "scatter", (xs, ys, classes, names, *cuts)
@@ -92,7 +93,7 @@ class ColumnLook(QObject):
         against = chart.against
         worker = Worker(_look, draft.raw.frame, self.column, against, target,
                         infos[self.column].numeric and self.column != target, model,
-                        name="orchard-column")
+                        win.columns.orders().get(self.column, ()), name="orchard-column")
         key = (draft.raw, self.column, against, target, model)
         worker.finished.connect(lambda out: worker is self._worker and
                                 self._show(out, key, run))

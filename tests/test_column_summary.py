@@ -75,3 +75,13 @@ def test_a_scatter_has_the_rows_with_both_numbers_and_the_trees_cut_lines():
     rows = raw.frame.astype({"a": float, "b": float})
     for x, y, k in zip(xs, ys, classes):
         assert ((rows.a == x) & (rows.b == y) & (rows.c == names[k])).any()
+
+
+def test_an_ordered_columns_bars_follow_its_levels():
+    frame = pd.DataFrame({"risk": ["High", "Low", "Low", "Medium", "Odd", None, "High"],
+                          "y": ["a", "b", "b", "a", "a", "b", "a"]})
+    s = column_summary(frame, "risk", "y", numeric=False,
+                       order=("Low", "Medium", "High", "Unused"))
+    assert s.labels == ["Low", "Medium", "High", "(other values)"]
+    assert s.counts.sum(axis=1).tolist() == [2, 1, 2, 1]
+    assert "its 3 levels in order" in s.describe()
