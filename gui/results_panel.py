@@ -551,8 +551,10 @@ class ResultsPanel(QWidget):
             self.test_title.setText(f"Test rows ({run.evaluation.plan.describe()})")
         else:
             self.test_matrix.show_matrix(None, [])
-            self.test_title.setText("Test rows (choose a hold-out split or "
-                                    "cross-validation)")
+            self.test_title.setText(
+                "Test rows: none for a tree edited by hand (Run → Predict a file judges "
+                "it on rows it has not seen)" if run.edited_from is not None else
+                "Test rows (choose a hold-out split or cross-validation)")
 
     def show_message(self, text: str) -> None:
         """No run's figures on display, and `text` says why (a run still going, ...)."""

@@ -140,10 +140,15 @@ class SplitDialog(QDialog):
                  "side (the run's least leaf) are not listed." if splits.least > 1 else "")
         cost = (f" A leaf costs {format_count(splits.penalty)} errors (the run's cost per "
                 "leaf), taken off each split's worth." if splits.penalty else "")
+        # under class weights the counts are weights, not rows (as the solvers count)
+        unit = "rows" if self.data.class_weights is None else "weight of rows (class " \
+            "weights)"
         self.header.setText(
-            f"Run #{self.run.number}, {splits.name}: {format_count(splits.rows)} rows "
+            f"Run #{self.run.number}, {splits.name}: {format_count(splits.rows)} {unit} "
             f"({shown or 'none'}); as a leaf it misclassifies {format_count(splits.error)}. "
             f"{len(splits.candidates):,} candidate splits, best first.{least}{cost}")
+        if self.data.class_weights is not None:
+            self.table.horizontalHeaderItem(3).setText("Weight: holds / not")
         self._fill()
         if splits.surrogates or not self.run.tree.is_leaf(self.node):
             self.surrogate_label.setText(

@@ -214,4 +214,5 @@ def test_an_edited_tree_is_evaluated_on_its_training_rows_and_says_how_to_judge_
     assert views.rows_choice() == ROWS_TRAINING and not views.rows_combo.isVisible()
     qtbot.waitUntil(lambda: views.auc_value is not None, timeout=10_000)
     assert "Predict a file judges it" in views.pages["per_class"].note.text()
+    assert "edited by hand" in win.results.test_title.text()
     win.close()
