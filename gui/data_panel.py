@@ -312,12 +312,15 @@ class DataPanel(QGroupBox):
 
     def row_options(self) -> dict:
         """The PrepOptions fields about rows: cleaning, and class weights (the text as
-        typed; `prepare` reads it and says in one sentence what is wrong with it)."""
-        text = self.class_weight_edit.text().strip()
+        last committed: Enter, leaving the field, or Run (`commit_edits`); `prepare`
+        reads it and says in one sentence what is wrong with it).  Text still being
+        typed does not count: a preparation started meanwhile (another algorithm)
+        used it, and clearing the field then changed nothing, so a run trained with
+        weights the field no longer showed."""
         return {"drop_inconsistent": self.drop_inconsistent_check.isChecked(),
                 "merge_duplicates": self.merge_check.isChecked(),
                 "remove_redundant": self.redundant_check.isChecked(),
-                "class_weight": text or None}
+                "class_weight": self._class_weight or None}
 
     def set_row_options(self, options: dict) -> None:
         self._quiet = True

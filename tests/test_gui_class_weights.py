@@ -78,3 +78,23 @@ def test_costs_of_errors_set_the_class_weights_the_solvers_train_on(qtbot):
     again = win.data.costs_dialog()
     assert again.table.item(0, 1).text() == "4"
     win.close()
+
+
+def test_weights_still_being_typed_do_not_reach_a_preparation(qtbot):
+    """Found by the random sessions: 'balanced' typed but not committed was used by a
+    preparation another change started; clearing the field then changed nothing, and
+    Run trained with weights the field no longer showed."""
+    from test_gui_support import LOANS, open_window, ready, run_and_wait
+
+    win = open_window(qtbot, LOANS, algorithm="greedy")
+    win.data_panel.class_weight_edit.setText("balanced")   # typed, not committed
+    win.set_algorithm("blossom")                            # prepares again (0/1 tests)
+    qtbot.waitUntil(lambda: ready(win) and win.dataset.is_binary, timeout=30_000)
+    assert win.dataset.class_weights is None
+    win.data_panel.class_weight_edit.setText("")
+    win.data_panel.commit_edits()
+    qtbot.waitUntil(lambda: ready(win), timeout=30_000)
+    run_and_wait(qtbot, win)
+    assert not win.current_run.data_settings.get("class_weight")
+    assert win.current_run.class_factors is None
+    win.close()
