@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from engine.data.dataset import Dataset
-from engine.data.features import LE, NUM, format_count
+from engine.data.features import EQ, IN, LE, NUM, Feature, format_count
 from engine.errors import DataError, ParameterError
 from engine.model.tree import Tree
 from engine.solvers.monitor import Monitor
@@ -157,8 +157,9 @@ def training_matrix(tree: Tree, data: Dataset) -> np.ndarray:
 
     The data the window holds may be prepared differently from the tree's own
     features (`auto` binarises continuous columns for Blossom, guided by greedy), so
-    each of the tree's features is found in `data` or computed from its numeric
-    column.  The tree's root weights must be `data`'s class totals: otherwise these
+    each of the tree's features is found in `data` or computed: a threshold from its
+    numeric column, a group of text values typed by hand from the data's test of each
+    value (`group_column`).  The tree's root weights must be `data`'s class totals: otherwise these
     are not the rows it was trained on, and a re-solved subtree would mean nothing.
     """
     if tree.features == data.features:
@@ -173,6 +174,8 @@ def training_matrix(tree: Tree, data: Dataset) -> np.ndarray:
                 columns.append(data.X[:, index[f]])
             elif f.op == LE and (f.column, f.missing) in numeric:
                 columns.append(data.X[:, numeric[f.column, f.missing]] <= f.value)
+            elif (group := group_column(f, data)) is not None:
+                columns.append(group)
             else:
                 raise DataError(f"The data as prepared now have no feature "
                                 f"'{f.condition()}' that this tree tests: prepare them "
@@ -186,6 +189,20 @@ def training_matrix(tree: Tree, data: Dataset) -> np.ndarray:
                         "on (their class totals differ): prepare the data as they were for "
                         "this run to re-solve a subtree.")
     return X
+
+
+def group_column(f: Feature, data: Dataset) -> np.ndarray | None:
+    """The 0/1 column of a group of text values (`IN`) from the data's test of each of
+    them ("column = value", with the same missing-cell route), or None when the data
+    lack one (a column with more values than are tested one by one)."""
+    if f.op != IN or f.ordered:
+        return None
+    index = {(g.column, g.value, g.missing): j for j, g in enumerate(data.features)
+             if g.op == EQ}
+    found = [index.get((f.column, v, f.missing)) for v in f.value]
+    if any(j is None for j in found):
+        return None
+    return data.X[:, found].astype(bool).any(axis=1)
 
 
 def resolve_algorithm(tree: Tree) -> str:

@@ -25,8 +25,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from engine.data.dataset import Dataset
-from engine.data.features import Feature, format_count
-from engine.editing import TOLERANCE, graft, node_text, training_error, training_matrix
+from engine.data.features import EQ, IN, Feature, format_count
+from engine.editing import (TOLERANCE, graft, group_column, node_text, training_error,
+                            training_matrix)
 from engine.errors import ParameterError
 from engine.model.tree import Tree
 from engine.solvers.protocol import leaf_penalty
@@ -43,13 +44,14 @@ class Candidate:
     with `threshold` (0.5 for a 0/1 feature), the class weights on each side and
     what it is worth."""
 
-    feature: int
+    feature: int             # -1 for a group of values typed by hand (`test`)
     threshold: float
     condition: str           # the test in the tree's words, where it holds
     holds: np.ndarray        # class weights of the rows where the test holds
     fails: np.ndarray        # and where it does not
     worth: float             # training weight no longer misclassified, less a leaf's cost
     gini: float              # Gini impurity removed (weight x impurity), for ties
+    test: Feature | None = None   # the test when it is none of the data's features
 
     @property
     def rows(self) -> tuple[float, float]:
@@ -234,6 +236,40 @@ def typed_split(tree: Tree, data: Dataset, node: int, feature: int, threshold: f
                    leaf_penalty(params or {}, data.w.sum()))
 
 
+def typed_group(tree: Tree, data: Dataset, node: int, column: str, values,
+                params: dict | None = None) -> Candidate:
+    """The split "column in {values}" the user typed, scored like a ranked candidate.
+    It needs the data's test of each value (a column of at most a few values is
+    tested value by value); a missing cell goes as the data's tests send it."""
+    values = tuple(dict.fromkeys(str(v) for v in values))
+    if not values:
+        raise ParameterError("Choose at least one value for the group.")
+    routes = {f.missing for f in data.features if f.column == column and f.op == EQ}
+    if not routes:
+        raise ParameterError(f"'{column}' has no test of a single value to build a "
+                             "group from: choose one of its listed groups instead.")
+    missing = False if False in routes else None
+    test = Feature(column, IN, values, missing) if len(values) > 1 else \
+        Feature(column, EQ, values[0], missing)
+    holds_rows = group_column(Feature(column, IN, values, missing), data)
+    if holds_rows is None:
+        raise ParameterError(f"'{column}' is not tested value by value (it has too many "
+                             "values): choose one of its listed groups instead.")
+    rows = node_rows(tree, data, node)
+    y, w = data.y[rows], data.w[rows]
+    n_classes = len(data.class_names)
+    counts = np.bincount(y, weights=w, minlength=n_classes)
+    inside = holds_rows[rows]
+    holds = np.bincount(y[inside], weights=w[inside], minlength=n_classes)
+    fails = counts - holds
+    parent_error = float(_error(counts[:, None])[0])
+    error = float(_error(holds[:, None])[0] + _error(fails[:, None])[0])
+    impurity = float(_impurity(holds[:, None])[0] + _impurity(fails[:, None])[0])
+    return Candidate(-1, 0.5, test.condition(True), holds, fails,
+                     parent_error - error - leaf_penalty(params or {}, data.w.sum()),
+                     float(_impurity(counts[:, None])[0]) - impurity, test)
+
+
 def _surrogates(data: Dataset, rows: np.ndarray, w: np.ndarray, goes_left: np.ndarray,
                 tree: Tree, node: int, current: int | None) -> list[Surrogate]:
     """Splits on the data's other features ranked by how often they send a row the
@@ -284,7 +320,7 @@ def split_node(tree: Tree, data: Dataset, node: int, candidate: Candidate) -> Tr
     tree predicts it on raw tables as it does its own."""
     if not 0 <= node < tree.n_nodes:
         raise ParameterError(f"The tree has no node {node} (it has {tree.n_nodes}).")
-    f = data.features[candidate.feature]
+    f = candidate.test or data.features[candidate.feature]
     prep = tree.prep
     if f in prep.features:
         index = prep.features.index(f)

@@ -1,5 +1,6 @@
 """Split a node by hand: its candidate splits ranked by worth, the surrogates of the
-split there now, a threshold of one's own, and Split / Split and optimise below.
+split there now, a threshold or a group of values of one's own, and Split / Split and
+optimise below.
 
 A thin view over `engine.splits` (JMP's Split and SAS Enterprise Miner's interactive
 tree on Orchard's objective): the ranking runs in a worker, since a node of 300,000
@@ -17,18 +18,21 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
+    QDialogButtonBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
+    QListWidget,
+    QListWidgetItem,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
 )
 
-from engine.data.features import format_count, format_number
-from engine.splits import Candidate, NodeSplits, rank_splits, typed_split
+from engine.data.features import EQ, format_count, format_number
+from engine.splits import Candidate, NodeSplits, rank_splits, typed_group, typed_split
 from gui.worker import Worker
 
 # Rows of the candidates table shown at most (the filter finds the others).
@@ -100,6 +104,11 @@ class SplitDialog(QDialog):
         self.try_button = QPushButton("Try it", self)
         self.try_button.clicked.connect(self._try_threshold)
         typed.addWidget(self.try_button)
+        self.values_button = QPushButton("Values…", self)
+        self.values_button.setToolTip("Make a group of the chosen text column's values "
+                                      "yourself (a column tested value by value)")
+        self.values_button.clicked.connect(self.choose_values)
+        typed.addWidget(self.values_button)
         layout.addLayout(typed)
         self.choice_label = QLabel("", self)
         self.choice_label.setWordWrap(True)
@@ -224,6 +233,7 @@ class SplitDialog(QDialog):
         continuous = chosen is not None and not self.data.features[chosen.feature].binary
         self.threshold_edit.setEnabled(continuous)
         self.try_button.setEnabled(continuous)
+        self.values_button.setEnabled(chosen is not None and bool(self._values(chosen)))
         self.threshold_label.setToolTip(
             "" if continuous else "A 0/1 test (a value group, a prepared threshold) has "
             "no threshold of its own: choose another row of the list.")
@@ -247,6 +257,49 @@ class SplitDialog(QDialog):
         except ValueError:
             self.choice_label.setText(f"'{self.threshold_edit.text()}' is not a number.")
             return
+        except Exception as exc:  # noqa: BLE001 - one sentence in the dialog
+            self.choice_label.setText(str(exc))
+            return
+        self._enable()
+
+    def _values(self, candidate: Candidate) -> list[str]:
+        """The values of the candidate's text column that the data test one by one
+        (a group of them can be typed), or [] when it is not such a column."""
+        column = (candidate.test or self.data.features[candidate.feature]).column
+        return list(dict.fromkeys(str(f.value) for f in self.data.features
+                                  if f.column == column and f.op == EQ))
+
+    def choose_values(self, chosen: list[str] | None = None) -> None:
+        """Values…: a group of the selected column's values, checked in a list (or
+        `chosen`, as a test gives them), scored as a split of this node."""
+        rows = self.table.selectionModel().selectedRows()
+        if not rows or self.splits is None:
+            return
+        selected = self._rows[rows[0].row()]
+        column = self.data.features[selected.feature].column
+        values = self._values(selected)
+        if chosen is None:
+            dialog = QDialog(self)
+            dialog.setWindowTitle(f"A group of {column}'s values")
+            layout = QVBoxLayout(dialog)
+            listing = QListWidget(dialog)
+            for value in values:
+                item = QListWidgetItem(value, listing)
+                item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
+                item.setCheckState(Qt.Unchecked)
+            layout.addWidget(listing)
+            buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel,
+                                       dialog)
+            buttons.accepted.connect(dialog.accept)
+            buttons.rejected.connect(dialog.reject)
+            layout.addWidget(buttons)
+            if dialog.exec() != QDialog.Accepted:
+                return
+            chosen = [listing.item(i).text() for i in range(listing.count())
+                      if listing.item(i).checkState() == Qt.Checked]
+        try:
+            self._typed = typed_group(self.run.tree, self.data, self.node, column, chosen,
+                                      self.run.params)
         except Exception as exc:  # noqa: BLE001 - one sentence in the dialog
             self.choice_label.setText(str(exc))
             return

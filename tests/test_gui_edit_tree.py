@@ -260,3 +260,29 @@ def test_a_typed_threshold_splits_a_leaf_where_the_user_says(qtbot):
     win.results.select_runs([win.state.runs[0].number])
     assert win.analysis.split_dialog is None
     win.close()
+
+
+def test_a_group_of_values_typed_by_hand_splits_the_root(qtbot, tmp_path):
+    from test_gui_support import write_people_csv
+
+    win = open_window(qtbot, write_people_csv(tmp_path / "people.csv"), algorithm="greedy")
+    win.depth_spin.setValue(2)
+    run_and_wait(qtbot, win)
+    dialog = ranked_dialog(qtbot, win, 0)
+    row = next(i for i, c in enumerate(dialog._rows)
+               if win.dataset.features[c.feature].column == "colour")
+    dialog.table.selectRow(row)
+    assert dialog.values_button.isEnabled()
+    numeric = next(i for i, c in enumerate(dialog._rows)
+                   if win.dataset.features[c.feature].column == "age")
+    dialog.table.selectRow(numeric)
+    assert not dialog.values_button.isEnabled()   # a number has thresholds, not values
+    dialog.table.selectRow(row)
+    dialog.choose_values(["red", "green"])
+    assert dialog.chosen.condition.startswith("colour in {")
+    dialog.optimise_button.click()
+    qtbot.waitUntil(lambda: not win.editor.busy, timeout=60_000)
+    root = win.tree.features[win.tree.feature[0]]
+    assert root.column == "colour" and set(root.value) == {"red", "green"}
+    assert win.current_run.train_error == error_on_rows(win, win.tree)
+    win.close()

@@ -224,3 +224,41 @@ def test_optimising_below_a_leaf_is_refused_in_one_sentence():
     leaf = next(k for k in range(tree.n_nodes) if tree.is_leaf(k))
     with pytest.raises(ParameterError, match="is a leaf: split it first"):
         optimise_below(tree, data, leaf, 3)
+
+
+@pytest.mark.parametrize("missing", ["route", "impute"])
+def test_a_typed_group_of_values_splits_where_the_user_says(missing):
+    """Issue 46: type a value group: its rows counted like any candidate's, the tree
+    split by it predicts raw rows as its training rows say, and a subtree below it can
+    still be optimised (the data's tests of each value rebuild the group)."""
+    from engine.editing import optimise_below
+    from engine.splits import typed_group
+
+    rng = np.random.default_rng(9)
+    colours = rng.choice(["red", "blue", "green", "grey"], 300)
+    cells = [None if rng.random() < 0.05 else c for c in colours]
+    text = "colour,size,class\n" + "".join(
+        f"{c or ''},{s},{'yes' if c in ('red', 'grey') or s > 7 else 'no'}\n"
+        for c, s in zip(cells, rng.integers(0, 10, 300)))
+    raw = parse_text(text)
+    data = prepare(raw, PrepOptions(missing=missing))
+    tree = train(data, "greedy", {"depth": 1}).tree
+    typed = typed_group(tree, data, 0, "colour", ["red", "grey"])
+    frame = raw.frame
+    inside = frame["colour"].isin(["red", "grey"]).to_numpy().copy()
+    if missing == "impute":   # a missing cell takes the column's fill
+        fill = next(c for c in tree.prep.columns if c.name == "colour").fill
+        inside |= frame["colour"].isna().to_numpy() & (fill in ("red", "grey"))
+    y = data.y
+    assert typed.holds == pytest.approx(np.bincount(y[inside], minlength=2))
+    assert typed.condition.startswith("colour in {")
+    edited = split_node(tree, data, 0, typed)
+    X = training_matrix(edited, data)
+    assert training_error(edited) == pytest.approx(edited.error(X, data.y, data.w))
+    assert (edited.predict_frame(frame) == edited.predict(X)).all()
+    out = optimise_below(edited, data, 0, 3)
+    assert out.new_error <= out.old_error
+    with pytest.raises(ParameterError, match="at least one value"):
+        typed_group(tree, data, 0, "colour", [])
+    with pytest.raises(ParameterError, match="no test of a single value"):
+        typed_group(tree, data, 0, "size", ["3"])
