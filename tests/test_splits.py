@@ -14,7 +14,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
-from optimal_trees import dataset_from_arrays, exhaustive, random_binary_case
+from optimal_trees import exhaustive
+from test_editing import random_case
 
 from engine.data.csv_reader import parse_text
 from engine.data.dataset import PrepOptions
@@ -23,14 +24,6 @@ from engine.errors import ParameterError
 from engine.featurize import prepare
 from engine.splits import rank_splits, split_node, typed_split
 from engine.training import train
-
-
-def random_case(seed, binary=True):
-    X, y, w, K = random_binary_case(seed)
-    if not binary:
-        rng = np.random.default_rng(seed)
-        X = np.round(rng.random(X.shape) * 4, 1) + X
-    return dataset_from_arrays(X, y, w, K, binary=binary)
 
 
 def leaf_error(y, w, K):
