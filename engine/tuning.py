@@ -59,6 +59,7 @@ from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Result, Status
 from engine.solvers.warm_start import LEAF_PARAMETERS, leaf_parameter
 from engine.training import train
+from engine.vocabulary import METRICS
 
 DEPTHS = (1, 2, 3, 4, 5, 6)
 # Beyond them, the depths greedy and the hybrid (auto beyond depth 6) also try by
@@ -246,9 +247,6 @@ def choose(scored: Sequence[Scored], majority: float = 0.0,
     return best, min(within, key=simplicity)
 
 
-# What a tuning may rank settings by (`Tuner(metric=...)`, `orchard tune --metric`).
-METRICS = {"accuracy": "accuracy", "balanced": "balanced accuracy",
-           "auc": "AUC (two classes)"}
 
 
 def measure(options: PrepOptions, metric: str = "accuracy") -> str:

@@ -38,10 +38,10 @@ from engine.errors import OrchardError
 from engine.evaluation import Plan
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
+from engine.vocabulary import METRICS
 from engine.tuning import (
     DEPTHS,
     GREEDY_DEEP_DEPTHS,
-    METRICS,
     RULE,
     RULE_ERRORS,
     Scored,

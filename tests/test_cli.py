@@ -186,6 +186,25 @@ def test_bad_input_in_a_real_process_prints_no_traceback(tmp_path):
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["fit", "--help"], ["fit"],
+                                  ["tune", "t.csv", "--bogus"], ["--bogus"]])
+def test_help_and_usage_errors_import_nothing_heavy(argv):
+    """`orchard --help` took 0.72 s on a quiet core (4.6 s on a busy one), importing
+    pandas, numba and every solver to print text (issue 49): the entry point and the
+    parser import none of them, so help and usage errors answer at once."""
+    code = ("import sys\nfrom gui.app import main\n"
+            "try:\n    status = main(sys.argv[1:])\nexcept SystemExit as exit:\n"
+            "    status = exit.code\n"
+            "heavy = [m for m in ('numpy', 'pandas', 'numba', 'scipy', 'PySide6', "
+            "'engine.solvers', 'engine.commands') if m in sys.modules]\n"
+            "print(status, heavy, file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True,
+                          text=True, cwd=ROOT, timeout=60)
+    status, heavy = done.stderr.strip().splitlines()[-1].split(" ", 1)
+    assert status == ("0" if "--help" in argv else "2"), done.stderr
+    assert heavy == "[]"
+
+
 def test_odd_json_in_a_real_process_is_json(datasets_dir):
     """HiGHS printed its banner on fd 1, before the summary, in every `odd` run."""
     iris = datasets_dir / "inferdt" / "iris.csv"

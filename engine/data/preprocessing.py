@@ -19,10 +19,6 @@ from engine.data.columns import ColumnKind, to_numbers
 from engine.data.features import EQ, IN, LE, NUM, Feature
 from engine.errors import DataError
 
-# `route`: each test decides where a missing cell goes; `impute`: it takes the
-# column's median / most frequent value; `indicator`: that, plus a 0/1 "is missing"
-# feature; `drop`: rows with a missing cell are left out.
-MISSING_POLICIES = ("route", "impute", "indicator", "drop")
 # The column-major stage `transform` fills features in before copying them in.
 STAGE_BYTES = 64 << 20
 

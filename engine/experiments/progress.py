@@ -20,8 +20,10 @@ def clock(seconds: float) -> str:
 
 
 class ProgressBar:
-    def __init__(self, stream: TextIO = sys.stderr):
-        self.stream = stream
+    def __init__(self, stream: TextIO | None = None):
+        # sys.stderr as it is now, not when this module was imported (a test's
+        # captured stream is closed by then)
+        self.stream = stream = stream or sys.stderr
         self.in_place = stream.isatty()
         self.start = time.monotonic()
         self.drawn = False
@@ -56,9 +58,10 @@ class StageLine:
     in a log).  `stage` is `Monitor.on_progress`, `incumbent` its `on_incumbent`.
     """
 
-    def __init__(self, stream: TextIO = sys.stderr, after: float = 1.0,
+    def __init__(self, stream: TextIO | None = None, after: float = 1.0,
                  every: float = 0.5):
-        self.stream, self.after = stream, after
+        self.stream, self.after = stream or sys.stderr, after
+        stream = self.stream
         self.every = every if stream.isatty() else max(every, 2.0)
         self.in_place = stream.isatty()
         self.start = time.monotonic()

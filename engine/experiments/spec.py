@@ -30,12 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from engine.data.dataset import PrepOptions
-from engine.data.preprocessing import MISSING_POLICIES, Binarization
+from engine.data.preprocessing import Binarization
 from engine.errors import DataError, ParameterError
 from engine.evaluation import Plan
 from engine.experiments.tasks import Task
 from engine.solvers import get_solver
 from engine.training import default_binarization
+from engine.vocabulary import MISSING_POLICIES
 
 KEYS = ("datasets", "target", "algorithms", "depth", "folds", "holdout", "time_limit",
         "seed", "binarize", "missing", "params")

@@ -24,12 +24,13 @@ from engine.data import blocks
 from engine.data.class_weights import class_factors
 from engine.data.columns import ColumnKind
 from engine.data.features import EQ, LE, MISSING, NUM, Feature
-from engine.data.preprocessing import (GUIDED_DEPTH, MISSING_POLICIES, Binarization,
-                                       InputColumn, Preprocessing, class_label)
+from engine.data.preprocessing import (GUIDED_DEPTH, Binarization, InputColumn,
+                                       Preprocessing, class_label)
 from engine.errors import DataError
 from engine.featurize.categories import (SMALL_COLUMN, distinct, group, identifier_reason,
                                          pooled_codes, ranked, rare_floor, value_groups)
 from engine.featurize.ordered import guess_order, ordered_features, unordered_values
+from engine.vocabulary import MISSING_POLICIES
 
 
 @dataclass

@@ -45,9 +45,10 @@ import sys
 
 from engine.data.columns import ColumnKind
 from engine.data.features import EQ, IN, LE, MISSING, NUM
-from engine.data.preprocessing import MISSING_POLICIES, Binarization
+from engine.data.preprocessing import Binarization
 from engine.errors import DataError
 from engine.model import diagram, tree
+from engine.vocabulary import MISSING_POLICIES
 
 FORMATS = {tree.FORMAT: tree.FORMAT_VERSION, diagram.FORMAT: diagram.FORMAT_VERSION}
 MAX_NODES = 10_000_000
