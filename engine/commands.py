@@ -13,6 +13,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,11 +22,9 @@ from engine.data.class_weights import parse_class_weight
 from engine.data.columns import ColumnKind
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions
-from engine.evaluation import CrossValidation, Plan
 from engine.featurize import prepare
 from engine.errors import OrchardError, ParameterError
-from engine.experiments import load_spec, make_backend, run_sweep
-from engine.experiments.progress import ProgressBar, StageLine, clock
+from engine.terminal import ProgressBar, StageLine, clock
 from engine.export import export_writer, model_rules, write_predictions
 from engine.export.files import check_output, write_all
 from engine.metrics import class_scores
@@ -34,8 +33,10 @@ from engine.prediction import predict_table
 from engine.solvers import compile_ahead, default_solver_name, get_solver
 from engine.solvers.monitor import Monitor
 from engine.training import default_binarization, train
-from engine.tuning import Tuner, candidates, measure
 from engine.warmup import on_first_compile
+
+if TYPE_CHECKING:
+    from engine.evaluation import Plan
 
 COMPILING = ("Compiling the solver once for this computer (about a minute; "
              "not counted in the time limit)...")
@@ -72,7 +73,10 @@ def fit(args, render_image: Callable | None) -> dict:
         params["depth"] = str(args.depth)
     _check_request(args, render_image)
     get_solver(algorithm).resolve(params)   # a bad parameter is said before reading
-    plan = Plan("kfold", args.validate) if args.validate else None
+    plan = None
+    if args.validate:   # cross-validation's and tuning's modules only where used
+        from engine.evaluation import Plan
+        plan = Plan("kfold", args.validate)
     if plan is not None and not 2 <= args.validate <= 100:
         raise OrchardError("--validate takes a number of folds from 2 to 100.")
     _check_outputs(args)
@@ -99,6 +103,7 @@ def _validate(args, raw, options, algorithm: str, params: dict, plan: Plan) -> d
     """`fit --validate K`: the tree's expected accuracy on new rows, after its files
     are written (the folds share a time limit of their own; Ctrl-C ends them, the
     folds done are kept)."""
+    from engine.evaluation import CrossValidation
     validation = CrossValidation(raw, options, algorithm, params, plan, baselines=True)
     line = StageLine()
     previous = signal.signal(signal.SIGINT, lambda *_: validation.cancel())
@@ -188,6 +193,8 @@ def _train(args, algorithm: str, params: dict, monitor: Monitor,
 def tune(args, render_image: Callable | None) -> dict:
     """Cross-validate the depths (least leaf sizes, costs per leaf) asked, train the choice on all
     rows; the summary is `fit`'s with the candidates' scores under "tuning"."""
+    from engine.evaluation import Plan
+    from engine.tuning import Tuner, candidates, measure
     algorithm = args.algo or default_solver_name()
     params = _params(args.param)
     for name, flag in (("depth", "--depths"), ("leaf_cost", "--leaf-cost")):
@@ -363,6 +370,7 @@ def sweep(args) -> int:
     spec = Path(args.spec)
     out = Path(args.out) if args.out else spec.with_name(spec.stem + ".results.csv")
     check_output(out)
+    from engine.experiments import load_spec, make_backend, run_sweep
     sweep_spec = load_spec(spec)
     backend = make_backend(args.workers, args.scheduler)
     bar = ProgressBar()

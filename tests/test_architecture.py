@@ -70,3 +70,23 @@ def test_the_listed_packages_are_the_source_folders():
                for top in ("engine", "gui", "resources")
                for path in (ROOT / top).rglob("__init__.py")}
     assert listed == folders | {"orchard"}
+
+
+def test_the_registry_names_each_solver_with_the_module_that_registers_it():
+    """Families are imported on first use (`registry.FAMILIES`): a name listed with the
+    wrong module, or a family registering a name the table lacks, would be missing
+    from the window's picker or fail in `get_solver`."""
+    from engine.solvers import registry
+    code = ("import importlib\nfrom engine.solvers import registry\n"
+            "for module in dict.fromkeys(registry.FAMILIES.values()):\n"
+            "    before = set(registry._SOLVERS)\n"
+            "    importlib.import_module(module)\n"
+            "    print(module, sorted(set(registry._SOLVERS) - before))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, check=True).stdout
+    registered = {}
+    for line in out.splitlines():
+        module, names = line.split(" ", 1)
+        for name in ast.literal_eval(names):
+            registered[name] = module
+    assert registered == registry.FAMILIES

@@ -1,4 +1,5 @@
-"""A one-line text progress bar for `orchard sweep`, so no extra dependency is needed.
+"""What the command line shows while it works: `orchard sweep`'s one-line progress
+bar and `fit`/`tune`'s stage line, with no dependency (and nothing heavy imported).
 
 On a terminal the line is redrawn in place; in a log file (not a terminal) each
 update is its own line, which keeps the log readable.
