@@ -1,6 +1,6 @@
 """The greedy tree as every anytime search's floor, and grown last on small tables.
 
-A quick search (a table of at most `QUICK_CELLS` cells, or depth 2 on at most
+A quick search (depth 2 or less on a table of at most `QUICK_CELLS` cells, or at most
 `QUICK_CELLS_DEPTH_TWO` cells and `QUICK_WORK_DEPTH_TWO` rows x features²) goes
 first: a proven optimum needs no greedy tree (growing it was a fifth of a small fit);
 a search that ends without a proof, or is stopped before it has a tree, still ends no
@@ -53,6 +53,24 @@ def test_a_small_table_proven_optimal_grows_no_greedy_tree(greedy_calls):
     assert result.incumbents[-1][1] == result.train_error   # the curve ends on the tree
     greedy = train(small, "greedy", {"depth": 2})
     assert result.train_error <= greedy.train_error
+
+
+@pytest.mark.parametrize("algorithm", ["contree", "blossom", "dl85", "cadl85"])
+def test_a_deeper_search_on_a_small_table_shows_the_greedy_tree_first(greedy_calls,
+                                                                      algorithm):
+    """Issue 49: ConTree on two threads, depth 4, 500 rows x 100 features searched
+    first and published nothing until its time limit (2 s): the first tree must come
+    at once.  The greedy tree is grown on the run's own clock, before any other tree."""
+    rng = np.random.default_rng(0)
+    X = (rng.random((500, 100)) < 0.5).astype(np.uint8)
+    y = ((X[:, 0] ^ X[:, 1]) | (X[:, 2] & X[:, 3]) ^ (rng.random(500) < 0.15))
+    data = dataset_from_arrays(X, y.astype(np.int64), np.ones(500), 2)
+    assert data.X.size <= QUICK_CELLS
+    monitor = Monitor(0.3)
+    params = {"depth": 4, **({"threads": 2} if algorithm != "cadl85" else {})}
+    result = train(data, algorithm, params, monitor=monitor)
+    assert greedy_calls == [monitor]
+    assert result.incumbents[0][1] == result.stats["warm_start_error"]
 
 
 def test_a_larger_table_starts_from_the_greedy_tree(greedy_calls):
