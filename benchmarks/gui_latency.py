@@ -108,6 +108,17 @@ class DriftProbe:
             faulthandler.cancel_dump_traceback_later()
 
 
+def private_settings() -> None:
+    """Orchard's settings in a temporary folder, never asking before quitting: a
+    developer tool's runs are not the user's, nor are its recent files."""
+    from PySide6.QtCore import QSettings
+
+    from gui.settings import app_settings
+    QSettings.setPath(QSettings.IniFormat, QSettings.UserScope,
+                      tempfile.mkdtemp(prefix="orchard-bench-settings-"))
+    app_settings().setValue("ask_before_quit", "false")
+
+
 def open_window(stalls=None):
     """The app's main window at 1400 x 860 with its JIT warm-up done, and a running
     drift probe."""
@@ -116,6 +127,7 @@ def open_window(stalls=None):
     from gui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
+    private_settings()
     window = MainWindow(warm_up=True)
     window.resize(1400, 860)
     window.show()
@@ -166,7 +178,6 @@ def latency(dataset: Path, seconds: float, depth: int) -> dict:
     wait_until(app, lambda: not window.view.is_building, 10)
     probe.stop()
     run = window.current_run
-    window.unsaved = False   # nothing of a developer tool's runs to save
     window.close()
     return {
         "dataset": dataset.name, "algorithm": algorithm, "depth": depth, "runs": runs,
@@ -230,7 +241,6 @@ def heavy(case: str, folder: Path, stalls=None) -> dict:
     probe.set_phase(None)
     probe.stop()
     run = window.current_run
-    window.unsaved = False   # nothing of a developer tool's runs to save
     window.close()
     return {"case": case, "rows": run.n_rows, "classes": len(run.class_names),
             "status": run.status, "folds": len(run.evaluation.folds) if run.evaluation
@@ -253,7 +263,6 @@ def usable():
 QTimer.singleShot(0, usable)
 def warm(report):
     print("WARM", time.time(), report.total if report else -1, flush=True)
-    window.unsaved = False   # nothing of a developer tool's runs to save
     window.close()
     app.quit()
 window.warmed_up.connect(warm)

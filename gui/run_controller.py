@@ -185,7 +185,8 @@ class RunController(QObject):
         kind, label = payload[0], self._context["label"]
         if kind == "incumbent":
             _, tree, t, error, bound = payload
-            if self._live_figures is None:
+            first = self._live_figures is None
+            if first:
                 win.settle_heap()   # whatever the solver set up (numba included) stays put
             self._pending = tree
             self._live_figures = (error, bound)
@@ -198,7 +199,10 @@ class RunController(QObject):
                            f"{'objective' if objective else 'error'} {format_count(error)}"
                            f"{f', lower bound {format_count(bound)}' if bound > 0 else ''}"
                            f" after {t:.1f} s")
-            if not self._redraw.isActive():
+            if first:   # the run's first tree at once; later ones at most 5 a second
+                self._draw_pending()
+                self._redraw.start()
+            elif not self._redraw.isActive():
                 self._redraw.start()
         elif kind == "stage" and self._live_figures is None:
             # before the first tree: the solver's set-up, e.g. grouping 2 million rows
