@@ -24,6 +24,12 @@ def dataset_files(*folders: str, suffix: str | None = None) -> list[Path]:
     return files
 
 
+def pytest_collection_modifyitems(items) -> None:
+    """The tests marked `slow` first: started last, one of them kept a worker busy for
+    minutes after the other had finished (the longest first is the classic remedy)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def datasets_dir() -> Path:
     if not DATASETS.is_dir():

@@ -122,13 +122,14 @@ def cli_fit(cache, *argv) -> dict:
     return json.loads(done.stdout)
 
 
-@pytest.mark.parametrize("algo", [None, "contree"], ids=["default", "contree"])
-def test_a_cold_first_run_finds_what_a_warm_run_finds(tmp_path, algo):
+@pytest.mark.slow
+def test_a_cold_first_run_finds_what_a_warm_run_finds(tmp_path):
     """With an empty kernel cache the first fit compiles for tens of seconds; with a
     time limit of 5 s it still returns the warm run's optimal tree.  (On the bundled
-    sample: a clone without the papers' data beside it runs it too.)"""
-    argv = [SAMPLES / "loans.csv", "--depth", 2 if algo else 3, "--time-limit", 5,
-            *(["--algo", algo] if algo else [])]
+    sample, so a clone without the papers' data beside it runs it too; with the
+    default algorithm: ConTree's run, the same compile-ahead with other kernels, was a
+    second minute of compiling in the test command, issue 49.)"""
+    argv = [SAMPLES / "loans.csv", "--depth", 3, "--time-limit", 5]
     cold = cli_fit(tmp_path / "cache", *argv)
     warm = cli_fit(tmp_path / "cache", *argv)
     assert cold["stats"]["compile_s"] > 5   # the compile outlasted the time limit

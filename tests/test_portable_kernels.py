@@ -4,9 +4,10 @@ A kernel is machine code that calls external functions by name; a name the OS do
 not have (`clock_gettime` on Windows, say) only fails when the app runs there.  So
 every kernel the solvers use is compiled from scratch and the functions its LLVM IR
 declares are checked against what every platform provides: LLVM's intrinsics,
-numba's runtime and helpers, the Python C API and the C maths library.  A static
-scan adds the kernels no warm-up compiles: only kernel_support may declare an
-external function.
+numba's runtime and helpers, the Python C API and the C maths library (the compile
+is shared with tests/test_install_kernels.py, whose fits then use its cache: the
+compile from scratch is two minutes of one core).  A static scan adds the kernels
+no warm-up compiles: only kernel_support may declare an external function.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,16 +55,29 @@ def portable(symbol: str) -> bool:
     return symbol.startswith(PORTABLE_PREFIXES) or symbol in C_MATHS
 
 
-def test_compiled_kernels_declare_only_portable_functions(tmp_path):
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+def compile_from_scratch(cache) -> dict[str, list[str]]:
+    """Every solver's kernels compiled into the empty kernel cache `cache` (in a
+    process of their own); returns the external functions they declare, and who does.
+    The cache is then full: tests/test_install_kernels.py fits over it."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
     done = subprocess.run([sys.executable, "-c", DECLARED], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    declared = json.loads(done.stdout.splitlines()[-1])
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def check_portable(declared: dict[str, list[str]]) -> None:
     assert any(symbol.startswith("NRT_") for symbol in declared)  # the scan sees calls
     assert any("Monotonic" in symbol for symbol in declared)      # ... and the clock
     foreign = {symbol: users for symbol, users in declared.items() if not portable(symbol)}
     assert not foreign, f"kernels call OS-specific functions: {foreign}"
+
+
+def test_an_os_specific_call_is_caught():
+    check_portable({"NRT_MemInfo_alloc": ["k"], "numba_Monotonic": ["k"], "log": ["k"]})
+    with pytest.raises(AssertionError, match="clock_gettime"):
+        check_portable({"NRT_MemInfo_alloc": ["k"], "numba_Monotonic": ["k"],
+                        "clock_gettime": ["engine.solvers.kernel_support.now"]})
 
 
 def test_only_kernel_support_declares_external_functions():

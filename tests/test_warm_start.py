@@ -73,11 +73,12 @@ def test_a_deeper_search_on_a_small_table_shows_the_greedy_tree_first(greedy_cal
     assert result.incumbents[0][1] == result.stats["warm_start_error"]
 
 
-def test_a_larger_table_starts_from_the_greedy_tree(greedy_calls):
-    large = numeric_table(QUICK_CELLS // 5 + 1)
-    result = train(large, "contree", {"depth": 3})
+def test_a_search_from_the_greedy_tree_still_proves_its_optimum(greedy_calls):
+    small = numeric_table(300)
+    result = train(small, "contree", {"depth": 3})
     assert result.optimal and len(greedy_calls) == 1
     assert result.incumbents[0][1] == result.stats["warm_start_error"]
+    assert result.train_error <= result.stats["warm_start_error"]
 
 
 def test_depth_two_searches_a_mid_table_first_and_a_wide_or_tall_one_after_greedy(
