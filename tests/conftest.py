@@ -8,6 +8,16 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+# Each pytest-xdist worker searches on its share of the cores, as a sweep's worker
+# processes do (`engine.solvers.threads`): two workers on two cores each starting a
+# thread per core ran every time-limited search on twice the cores there are.  Tests
+# of several threads ask for them (`threads=2`).
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    os.environ.setdefault("ORCHARD_THREADS",
+                          str(max(1, len(os.sched_getaffinity(0)) // _WORKERS)
+                              if hasattr(os, "sched_getaffinity") else 1))
+
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT.parent / "shared" / "datasets"
 SAMPLES = ROOT / "resources" / "samples"
