@@ -1,7 +1,7 @@
 """No tree Orchard calls optimal, or returns at a time limit, is worse than greedy CART.
 
-Over every CSV of the papers' `odd` and `inferdt` folders, depths 2-4 and three folds,
-the anytime solvers with their default binarisation (`guided`: the greedy tree's
+Over every CSV of the papers' `odd` and `inferdt` folders, depths 2-4 and the first of
+three folds, the anytime solvers with their default binarisation (`guided`: the greedy tree's
 thresholds plus quantiles) and `auto` end with a training error no higher than the
 greedy tree's on the raw numbers.  The guarantee does not depend on the time limit
 (the greedy tree is every run's first incumbent), so a short one keeps this quick
@@ -24,8 +24,13 @@ LIMIT = 0.5
 ANYTIME = ("blossom", "dl85", "cadl85", "auto")
 
 
+# The first of the three folds (issue 49: each fold is the same check on nearly the
+# same rows; benchmarks/never_worse.py runs all three).
+FOLDS = (0,)
+
+
 def fold_errors(raw, algorithm: str, binarize: str, depth: int, limit: float,
-                folds=range(3)):
+                folds=FOLDS):
     validation = CrossValidation(raw, PrepOptions(binarize=binarize, depth=depth), algorithm,
                                  {"depth": depth}, Plan("kfold", k=3, seed=0), limit)
     return [validation.fold(fold) for fold in folds]
@@ -59,10 +64,10 @@ def test_auto_finds_contree_optimum_where_contree_proves_it(path):
     raw = read_table(path)
     for depth in (2, 3):
         contree = fold_errors(raw, "contree", "none", depth, 10.0)
-        proven = [fold for fold, result in enumerate(contree) if result.optimal]
+        proven = [fold for fold, result in zip(FOLDS, contree) if result.optimal]
         auto = fold_errors(raw, "auto", "none", depth, 10.0, proven)   # only where proven
         for fold, ours in zip(proven, auto):
-            reference = contree[fold]
+            reference = contree[FOLDS.index(fold)]
             assert ours.train_error == reference.train_error, (
                 f"depth {depth}, fold {fold}: auto {ours.train_error} vs ConTree's "
                 f"optimum {reference.train_error}")
