@@ -88,20 +88,33 @@ def run_and_validate(qtbot, win: MainWindow, timeout: int = RUN_TIMEOUT):
     return result
 
 
-def slow_anytime_train(data, algorithm, params=None, time_limit=None, monitor=None,
-                       on_incumbent=None):
-    """Stands in for an exact solver: publishes a leaf every 10 ms until stopped."""
+def leaf_search(data, monitor, every: float | None):
+    """Stands in for an exact solver: publishes the best leaf every `every` seconds
+    (its bound rising to its error), or once when `every` is None, until stopped."""
     counts = np.bincount(data.y, weights=data.w, minlength=data.n_classes)
     tree = Tree.leaf(counts, data.prep)
     error = float(counts.sum() - counts.max())
     monitor.start()
     step = 0
     while not monitor.should_stop():
-        monitor.publish(tree, error, min(step, error))
+        if every is not None or step == 0:
+            monitor.publish(tree, error, min(step, error))
         step += 1
-        time.sleep(0.01)
+        time.sleep(every or 0.01)
     return Result(tree, error, 0.0, False, monitor.final_status(False), monitor.elapsed(),
                   list(monitor.incumbents))
+
+
+def slow_anytime_train(data, algorithm, params=None, time_limit=None, monitor=None,
+                       on_incumbent=None):
+    """`engine.training.train`'s stand-in: a leaf published every 10 ms until stopped."""
+    return leaf_search(data, monitor, 0.01)
+
+
+def one_tree_then_wait(data, algorithm, params=None, time_limit=None, monitor=None,
+                       on_incumbent=None):
+    """`engine.training.train`'s stand-in: a first tree, then nothing until stopped."""
+    return leaf_search(data, monitor, None)
 
 
 def cp4im_files() -> list[Path]:

@@ -18,6 +18,7 @@ from test_gui_support import (  # noqa: F401
     isolated_settings,
     open_window,
     ready,
+    one_tree_then_wait,
     run_and_wait,
     slow_anytime_train,
 )
@@ -26,7 +27,7 @@ import gui.runs
 from engine.errors import DataError
 from engine.model.tree import Tree
 from engine.solvers import get_solver, solver_names
-from engine.solvers.protocol import Result, Status
+from engine.solvers.protocol import Status
 from gui.tree_scene import NodeItem, class_colour, fewer_values
 from gui.tree_view import TreeView
 
@@ -149,20 +150,6 @@ def test_live_incumbents_are_drawn_throttled_with_chart_and_clock(qtbot, tmp_pat
     with qtbot.waitSignal(win.run_ended, timeout=5000):
         win.stop_button.click()
     assert win.current_run.status == "cancelled"
-
-
-def one_tree_then_wait(data, algorithm, params=None, time_limit=None, monitor=None,
-                       on_incumbent=None):
-    """Stands in for a search that finds its first tree, then nothing for a while."""
-    counts = np.bincount(data.y, weights=data.w, minlength=data.n_classes)
-    tree = Tree.leaf(counts, data.prep)
-    error = float(counts.sum() - counts.max())
-    monitor.start()
-    monitor.publish(tree, error, 0.0)
-    while not monitor.should_stop():
-        time.sleep(0.01)
-    return Result(tree, error, 0.0, False, monitor.final_status(False), monitor.elapsed(),
-                  list(monitor.incumbents))
 
 
 def test_a_runs_first_tree_is_drawn_as_soon_as_it_arrives(qtbot, monkeypatch):

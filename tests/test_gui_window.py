@@ -7,19 +7,22 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import threading  # noqa: E402
 import time  # noqa: E402
 
-import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 pytest.importorskip("pytestqt")
 
-from test_gui_support import isolated_settings, ready, write_people_csv  # noqa: E402, F401
+from test_gui_support import (  # noqa: E402, F401
+    isolated_settings,
+    ready,
+    slow_anytime_train,
+    write_people_csv,
+)
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 import gui.runs  # noqa: E402
 from engine.errors import DataError  # noqa: E402
-from engine.model.tree import Tree  # noqa: E402
-from engine.solvers.protocol import Result, Status  # noqa: E402
+from engine.solvers.protocol import Status  # noqa: E402
 from gui.main_window import EXPORT_WRITERS, MainWindow  # noqa: E402
 from gui.tree_scene import NodeItem  # noqa: E402
 from gui.worker import Worker  # noqa: E402
@@ -97,20 +100,6 @@ def test_closing_during_a_run_does_not_hang(qtbot, tmp_path):
     win.close()
     assert time.monotonic() - started < 30
     assert worker.wait(0) and not win.running
-
-
-def slow_anytime_train(data, algorithm, params=None, time_limit=None, monitor=None,
-                       on_incumbent=None):
-    """Stands in for an exact solver: improves a leaf every 20 ms until stopped."""
-    counts = np.bincount(data.y, weights=data.w, minlength=data.n_classes)
-    tree = Tree.leaf(counts, data.prep)
-    error = float(counts.sum() - counts.max())
-    monitor.start()
-    while not monitor.should_stop():
-        monitor.publish(tree, error, 0.0)
-        time.sleep(0.02)
-    return Result(tree, error, 0.0, False, monitor.final_status(False), monitor.elapsed(),
-                  list(monitor.incumbents))
 
 
 def test_live_incumbents_and_stop(window, qtbot, monkeypatch):
