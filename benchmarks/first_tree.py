@@ -51,7 +51,7 @@ def generated(folder: Path, rows: int, columns: int) -> Path:
 
 
 def tables(folder: Path) -> list[tuple[str, Path, str | None]]:
-    found = [(f"generated {r:,} x {c}", generated(folder, r, c), None)
+    found = [("generated", generated(folder, r, c), None)
              for r, c in ((500, 100), (10_000, 300))]
     found += [(name, CP4IM / f"{name}.txt", "first") for name in ("anneal", "splice-1")
               if (CP4IM / f"{name}.txt").exists()]
