@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
@@ -39,6 +40,21 @@ def describe(info: ColumnInfo) -> str:
     return KIND_WORDS.get(info.kind, info.kind.value)
 
 
+class _Cells:
+    """One column's cells by row, without a copy of the column: a categorical column
+    (as the reader makes them) is looked up through its codes, -1 reading None."""
+
+    def __init__(self, cells: pd.Series):
+        if isinstance(cells.dtype, pd.CategoricalDtype):
+            self.codes = cells.array.codes
+            self.values = np.append(np.asarray(cells.array.categories, dtype=object), None)
+        else:
+            self.codes, self.values = None, cells.to_numpy(dtype=object)
+
+    def at(self, row: int):
+        return self.values[row if self.codes is None else self.codes[row]]
+
+
 _ROOT = QModelIndex()  # the invisible root: a flat table has no children
 
 
@@ -47,7 +63,7 @@ class PreviewModel(QAbstractTableModel):
         super().__init__(parent)
         frame = raw.frame
         self._names = [str(c) for c in frame.columns]
-        self._cells = [frame[c].to_numpy(dtype=object) for c in frame.columns]
+        self._cells = [_Cells(frame[c]) for c in frame.columns]
         self._rows = len(frame)
         self._shown: np.ndarray | None = None   # the rows on display, if not all
         self._infos = list(infos)
@@ -98,10 +114,10 @@ class PreviewModel(QAbstractTableModel):
             return None
         column = index.column()
         if role == Qt.DisplayRole:
-            value = self._cells[column][self.file_row(index.row())]
+            value = self._cells[column].at(self.file_row(index.row()))
             return MISSING_TEXT if _missing(value) else str(value)
         if role == Qt.ForegroundRole:
-            value = self._cells[column][self.file_row(index.row())]
+            value = self._cells[column].at(self.file_row(index.row()))
             if _missing(value) or self._names[column] in self._ignored:
                 return GREY
             return None

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from engine.data.csv_reader import MISSING_MARKERS, RawTable, parse_text, read_table
@@ -29,11 +30,19 @@ def write(tmp_path: Path, content: str | bytes, name: str = "data.csv") -> Path:
 
 
 def cells(table: RawTable) -> list[list[str | None]]:
-    return table.frame.to_numpy().tolist()
+    frame = table.frame.astype(object)
+    return frame.where(frame.notna(), None).to_numpy().tolist()
+
+
+def column(table: RawTable, name: str) -> list[str | None]:
+    cells = table.frame[name].astype(object)
+    return cells.where(cells.notna(), None).tolist()
 
 
 def assert_untyped(table: RawTable) -> None:
-    assert all(dtype == object for dtype in table.frame.dtypes)
+    """Cells are strings or missing, each column coded into its distinct strings."""
+    assert all(isinstance(dtype, pd.CategoricalDtype) and dtype.categories.dtype == object
+               for dtype in table.frame.dtypes)
     values = [cell for row in cells(table) for cell in row]
     assert all(cell is None or isinstance(cell, str) for cell in values)
 
@@ -314,7 +323,7 @@ def test_missing_markers_become_none():
     text = "id,value\n" + "".join(rows)
     text += '99,""\n100,0\n101,nana\n102,-1\n'
     table = parse_text(text)
-    values = table.frame["value"].tolist()
+    values = column(table, "value")
     assert values == [None] * (len(markers) + 1) + ["0", "nana", "-1"]
     assert_untyped(table)
 
@@ -326,10 +335,10 @@ def test_decimal_comma_with_semicolons():
     table = parse_text("a;b;c;d\n1,5;x;2;1,0\n2;y, z;3,25;abc\n-0,5;w;NA;2\n")
     assert table.decimal_comma
     assert table.has_header
-    assert table.frame["a"].tolist() == ["1.5", "2", "-0.5"]
-    assert table.frame["b"].tolist() == ["x", "y, z", "w"]
-    assert table.frame["c"].tolist() == ["2", "3.25", None]
-    assert table.frame["d"].tolist() == ["1,0", "abc", "2"]  # not a numeric column
+    assert column(table, "a") == ["1.5", "2", "-0.5"]
+    assert column(table, "b") == ["x", "y, z", "w"]
+    assert column(table, "c") == ["2", "3.25", None]
+    assert column(table, "d") == ["1,0", "abc", "2"]  # not a numeric column
 
 
 def test_decimal_comma_with_tabs_and_no_header():
@@ -498,7 +507,7 @@ def test_shared_dataset(path):
     assert table.delimiter == ("," if is_csv else " ")
     assert len(table.frame) == non_blank_lines - table.has_header
     assert "\ufeff" not in str(table.frame.columns[0])
-    assert all(dtype == object for dtype in table.frame.dtypes)
+    assert_untyped(table)
     if path.parent.name == "inferdt" and path.name == "balance-scale.csv":
         assert table.encoding == "utf-8-sig"
         assert table.frame.columns[0] == "Feat0"

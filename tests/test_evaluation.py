@@ -94,7 +94,7 @@ def test_preparation_only_sees_training_rows(monkeypatch):
 def test_thresholds_come_from_the_training_rows_only(monkeypatch):
     """A test row with an extreme value must not move any quantile threshold."""
     raw = table(40)
-    frame = raw.frame.copy()
+    frame = raw.frame.astype(object)
     frame.loc[len(frame)] = ["outlier", "999999", "red", "b"]
     raw = replace(raw, frame=frame)
     options = PrepOptions(target="y", ignore=("id",), binarize="midpoints")

@@ -134,7 +134,7 @@ def test_the_saved_file_explains_each_row_of_the_file_named(qtbot, loans_tree, t
                                    "probability", "leaf"]
     raw = read_table(LOANS).frame
     assert saved["row"].tolist() == [str(k) for k in range(1, 601)]
-    assert saved[inputs].values.tolist() == raw[inputs].fillna("").values.tolist()
+    assert saved[inputs].values.tolist() == raw[inputs].astype(object).fillna("").values.tolist()
     assert saved["true class"].tolist() == raw["decision"].tolist()
     assert saved["predicted class"].tolist() == ours.names
     assert saved["leaf"].astype(int).tolist() == ours.leaf.tolist()

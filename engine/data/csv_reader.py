@@ -5,9 +5,11 @@ about the file can be assumed: the reader works out what a person opening it wou
 namely the encoding (UTF-8 with or without a BOM, else Latin-1), the delimiter, whether
 the first row is a header and whether numbers are written with a decimal comma.
 
-It deliberately stops there. Every cell stays a string, or None when it is missing, so
-that deciding column types happens in one place that can explain itself and be
-overridden. Anything wrong with the file becomes a `DataError` whose message is one
+It deliberately stops there. Every cell stays a string, or missing, so that deciding
+column types happens in one place that can explain itself and be overridden.  Each
+column is categorical (codes into its distinct strings, -1 where missing): a long
+table repeats its values, and work on cells (trimming, number formats, missing
+markers, parsing numbers) is done once per distinct value. Anything wrong with the file becomes a `DataError` whose message is one
 sentence the user can act on.
 
 Large files take the fast way: once the delimiter is known, text without quotes whose
@@ -224,9 +226,7 @@ def _parse(
     if delimiter != " " and _contains(texts, *(b for b in " \t" if b != delimiter)):
         for position, column in enumerate(frame.columns):
             progress("trimming blanks", position / frame.shape[1])
-            frame[column] = pd.Series(
-                blocks.blockwise(lambda cells: cells.str.strip(), frame[column], object),
-                index=frame.index, dtype=object)
+            frame[column] = blocks.recode(frame[column], lambda cells: cells.str.strip())
 
     rewritten = rewrite_number_formats(frame, delimiter, header is not False,
                                        MISSING_MARKERS)
@@ -240,6 +240,8 @@ def _parse(
         names = _unique_names(header_cells)
         notes += _renaming_notes(header_cells, names)
         frame = frame.iloc[1:].reset_index(drop=True)
+        for column in frame.columns:   # the header's words are no values
+            frame[column] = frame[column].cat.remove_unused_categories()
     else:
         names = [f"col{position}" for position in range(1, frame.shape[1] + 1)]
     frame.columns = names
@@ -247,12 +249,8 @@ def _parse(
     markers = list(MISSING_MARKERS)
     for position, column in enumerate(frame.columns):
         progress("marking missing cells", position / frame.shape[1])
-        cells = frame[column]
-        missing = blocks.blockwise(lambda part: part.isin(markers), cells, bool)
-        if missing.any():
-            values = cells.to_numpy(dtype=object, copy=True)
-            values[missing] = None
-            frame[column] = pd.Series(values, index=frame.index, dtype=object)
+        frame[column] = blocks.recode(
+            frame[column], lambda values: values.where(~values.isin(markers), None))
     decimal_comma = any(change.format.comma_is_decimal for change in rewritten)
     return RawTable(frame, delimiter, has_header, encoding, decimal_comma, tuple(notes))
 
@@ -309,8 +307,8 @@ def _c_split(
     texts: list[str], delimiter: str, width: int, progress: Progress, stage: str
 ) -> pd.DataFrame | None:
     """Cells of `texts` (lines of `width` fields or blank) by the C parser, a block at a
-    time, joined column by column (object columns, never consolidated into one copy)."""
-    columns: list[list[np.ndarray]] = [[] for _ in range(width)]
+    time, each column coded as it comes (`blocks.Coder`)."""
+    coders = [blocks.Coder() for _ in range(width)]
     for position, text in enumerate(texts):
         progress(stage, position / len(texts))
         if not text.strip():
@@ -324,16 +322,14 @@ def _c_split(
             return None
         if chunk.shape[1] != width:
             return None
-        for values, column in zip(columns, range(width)):
-            values.append(chunk.iloc[:, column].to_numpy(dtype=object))
-    if not columns[0]:
+        for coder, column in zip(coders, range(width)):
+            coder.add(chunk.iloc[:, column].to_numpy(dtype=object))
+        del chunk
+    if not coders[0].parts:
         return None
-    joined = {}
-    for column, values in enumerate(columns):
-        progress(stage, 1.0)
-        joined[column] = blocks.join(values)
-        values.clear()
-    return pd.DataFrame(joined, dtype=object, copy=False)
+    progress(stage, 1.0)
+    return pd.DataFrame({column: coder.series() for column, coder in enumerate(coders)},
+                        copy=False)
 
 
 def _fields_agree(texts: list[str], delimiter: str, progress: Progress,
@@ -387,7 +383,9 @@ def _careful_split(
         if len(numbered_rows) % _CHUNK_ROWS == 0:
             progress(stage, number / len(lines))
     rows = _check_rectangular(numbered_rows, delimiter, subject)
-    return pd.DataFrame(rows, dtype=object)
+    frame = pd.DataFrame(rows, dtype=object)
+    return pd.DataFrame({column: blocks.coded(frame[column]) for column in frame.columns},
+                        copy=False)
 
 
 def _check_start(data: bytes, subject: str) -> None:

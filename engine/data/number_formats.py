@@ -81,9 +81,8 @@ def rewrite_number_formats(frame: pd.DataFrame, delimiter: str, skip_first_row: 
         if found is None:
             continue
         number_format, example = found
-        frame[column] = pd.Series(blocks.blockwise(
-            lambda part, f=number_format: _rewrite_cells(part, f), cells, object),
-            index=frame.index, dtype=object)
+        frame[column] = blocks.recode(
+            cells, lambda values, f=number_format: _rewrite_cells(values, f))
         done.append(Rewritten(position, number_format, example))
     return done
 
@@ -103,17 +102,15 @@ def _format_of(cells: pd.Series, delimiter: str,
         if not separated or not all(re.fullmatch(number_format.cell, cell)
                                     for cell in sample):
             continue
-        if _whole_column_agrees(cells, number_format, missing):
+        if _all_agree(blocks.distinct(cells), number_format, missing):
             return number_format, separated[0]
     return None
 
 
-def _whole_column_agrees(cells: pd.Series, number_format: NumberFormat,
-                         missing: frozenset[str]) -> bool:
-    markers = list(missing)
-    agrees = blocks.blockwise(
-        lambda part: part.str.fullmatch(number_format.cell, na=False) | part.isin(markers)
-        | part.isna(), cells, bool)
+def _all_agree(values: pd.Series, number_format: NumberFormat,
+               missing: frozenset[str]) -> bool:
+    """Whether each of a column's different `values` is in `number_format` or missing."""
+    agrees = values.str.fullmatch(number_format.cell, na=False) | values.isin(list(missing))
     return bool(agrees.all())
 
 
