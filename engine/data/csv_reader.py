@@ -241,7 +241,7 @@ def _parse(
         notes += _renaming_notes(header_cells, names)
         frame = frame.iloc[1:].reset_index(drop=True)
         for column in frame.columns:   # the header's words are no values
-            frame[column] = frame[column].cat.remove_unused_categories()
+            frame[column] = blocks.without_unused(frame[column])
     else:
         names = [f"col{position}" for position in range(1, frame.shape[1] + 1)]
     frame.columns = names
@@ -325,7 +325,7 @@ def _c_split(
         for coder, column in zip(coders, range(width)):
             coder.add(chunk.iloc[:, column].to_numpy(dtype=object))
         del chunk
-    if not coders[0].parts:
+    if not coders[0].rows:
         return None
     progress(stage, 1.0)
     return pd.DataFrame({column: coder.series() for column, coder in enumerate(coders)},
