@@ -187,8 +187,8 @@ def test_a_matrix_that_would_not_fit_is_refused_before_it_is_built(monkeypatch):
 
 
 def test_the_matrix_is_the_same_whatever_the_stage_it_is_built_in(monkeypatch):
-    """`transform` fills features a stage of columns at a time (one column, a few,
-    all of them at once): the matrix must not depend on it."""
+    """`transform` fills the matrix a block of rows at a time (one row, a few, all
+    of them at once): the matrix must not depend on it."""
     from engine.data import preprocessing
     data = prepare(raw(table(900, seed=4)), PrepOptions(binarize="quantile:5"))
     rows = new_rows(table(900, seed=4))
