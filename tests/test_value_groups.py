@@ -189,12 +189,12 @@ def test_a_matrix_that_would_not_fit_is_refused_before_it_is_built(monkeypatch):
 def test_the_matrix_is_the_same_whatever_the_stage_it_is_built_in(monkeypatch):
     """`transform` fills the matrix a block of rows at a time (one row, a few, all
     of them at once): the matrix must not depend on it."""
-    from engine.data import preprocessing
+    from engine.data import blocks
     data = prepare(raw(table(900, seed=4)), PrepOptions(binarize="quantile:5"))
     rows = new_rows(table(900, seed=4))
     built = []
     for stage in (1, 900 * 3, 1 << 26):
-        monkeypatch.setattr(preprocessing, "STAGE_BYTES", stage)
+        monkeypatch.setattr(blocks, "STAGE_BYTES", stage)
         built.append(data.prep.transform(rows, dtype=np.uint8))
     assert data.prep.all_binary and built[0].flags.c_contiguous
     assert all(np.array_equal(built[0], X) for X in built[1:])
@@ -202,5 +202,5 @@ def test_the_matrix_is_the_same_whatever_the_stage_it_is_built_in(monkeypatch):
     order = np.random.default_rng(0).permutation(data.n_features)
     shuffled = replace(data.prep, features=[data.prep.features[j] for j in order])
     for stage in (1, 900 * 3, 1 << 26):
-        monkeypatch.setattr(preprocessing, "STAGE_BYTES", stage)
+        monkeypatch.setattr(blocks, "STAGE_BYTES", stage)
         assert np.array_equal(shuffled.transform(rows, dtype=np.uint8), built[0][:, order])

@@ -208,6 +208,35 @@ def factorize(cells) -> tuple[np.ndarray, np.ndarray]:
     return codes, values
 
 
+# The block of rows `row_major` fills column by column while it stays in cache.
+STAGE_BYTES = 1 << 20
+
+
+def row_major(n_rows: int, n_columns: int, column: Callable, dtype=np.float64,
+              progress: Callable | None = None) -> np.ndarray:
+    """The matrix (rows by columns, laid out by rows as the solvers read it) whose
+    column j on the rows `rows` (a slice) is `column(j, rows)`.
+
+    Written a column at a time, each element would be a cache miss in a matrix of
+    gigabytes (4.7 s for 3 million rows of 72 columns), so a block of rows is filled
+    column by column in a column-major stage of STAGE_BYTES that stays in cache, then
+    copied in whole.  `progress(fraction)` is called between blocks (it may stop)."""
+    X = np.empty((n_rows, n_columns), dtype=dtype)
+    step = max(1, STAGE_BYTES // max(n_columns * X.itemsize, 1))
+    stage = np.empty((min(step, n_rows), n_columns), dtype=dtype, order="F")
+    for start in range(0, n_rows, step):
+        if progress is not None:
+            progress(start / n_rows)
+        rows = slice(start, min(start + step, n_rows))
+        block = stage[:rows.stop - start]
+        for j in range(n_columns):
+            block[:, j] = column(j, rows)
+        X[rows] = block
+        if n_rows > ROWS:   # numpy releases and retakes the GIL often
+            hand_over()
+    return X
+
+
 def take(cells: pd.Series, rows: np.ndarray) -> np.ndarray:
     """The values of `cells` at positions `rows`."""
     source = cells.to_numpy()

@@ -19,10 +19,6 @@ from engine.data.columns import ColumnKind, to_numbers
 from engine.data.features import EQ, IN, LE, NUM, Feature
 from engine.errors import DataError
 
-# The block of rows `transform` fills its features in while it stays in cache.
-STAGE_BYTES = 1 << 20
-
-
 # `guided` tops the greedy trees' thresholds up with this many quantile bins.
 GUIDED_QUANTILES = 10
 # `guided` without a depth (a table prepared before any algorithm was chosen).
@@ -147,13 +143,8 @@ class Preprocessing:
         """`transform` of columns at hand, `frame[name]` for each column the model
         reads: text cells, or a numeric column's float values (NaN missing), as
         `prepare` and the notebook's numeric arrays give them, never written as text."""
-        # Each column's cells are coded once (`_numeric_tests`, `_text_tests`); the
-        # matrix is then filled a block of rows at a time, laid out by rows as the
-        # solvers read it.  Written a feature at a time, each element would be a
-        # cache miss in a matrix of gigabytes (a pass over all of it per feature:
-        # 4.7 s for 3 million rows of 72 features); a block of rows (STAGE_BYTES) is
-        # filled feature by feature in a column-major stage that stays in cache, then
-        # copied in whole.
+        # Each column's cells are coded once, then every feature is a lookup
+        # (`_numeric_tests`, `_text_tests`) on blocks of rows (`blocks.row_major`).
         test_of = {}
         for name in dict.fromkeys(f.column for f in self.features):
             if progress is not None:
@@ -163,20 +154,12 @@ class Preprocessing:
             missing = blocks.missing(cells)
             test_of[name] = (_numeric_tests(to_numbers(cells), missing, column.fill)
                              if column.numeric else _text_tests(cells, missing, column.fill))
-        X = np.empty((n_rows, len(self.features)), dtype=dtype)
-        step = max(1, STAGE_BYTES // max(len(self.features) * X.itemsize, 1))
-        stage = np.empty((min(step, n_rows), len(self.features)), dtype=dtype, order="F")
-        for start in range(0, n_rows, step):
-            if progress is not None:
-                progress("building the features", start / n_rows)
-            rows = slice(start, min(start + step, n_rows))
-            block = stage[:rows.stop - start]
-            for j, f in enumerate(self.features):
-                block[:, j] = test_of[f.column](f, rows)
-            X[rows] = block
-            if n_rows > blocks.ROWS:   # numpy releases and retakes the GIL often
-                blocks.hand_over()
-        return X
+        features = self.features
+        return blocks.row_major(
+            n_rows, len(features), lambda j, rows: test_of[features[j].column](
+                features[j], rows), dtype,
+            None if progress is None else lambda done: progress("building the features",
+                                                                done))
 
     def labels(self, cells: pd.Series) -> np.ndarray:
         """Class indices of raw target cells; -1 for a class the model never saw."""

@@ -256,9 +256,9 @@ def guide(columns: list[_Column], y: np.ndarray, w: np.ndarray, known: np.ndarra
             matrix.append(np.where(np.isnan(column.numbers), fill, column.numbers))
             meaning.append((column, flag))
             n_categories.append(0)
-    X = np.empty((int(known.sum()), len(matrix)))
-    for j, values in enumerate(matrix):
-        X[:, j] = values[known]
+    if not known.all():
+        matrix = [values[known] for values in matrix]
+    X = blocks.row_major(int(known.sum()), len(matrix), lambda j, rows: matrix[j][rows])
     depth = GUIDED_DEPTH if depth is None else max(int(depth), 0)
     control = np.zeros(4)   # control[0] != 0 stops the kernel
     feature, threshold, _, _, _, subset, _ = _polling(
