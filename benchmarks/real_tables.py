@@ -42,7 +42,8 @@ is printed at the end.  Tables are kept in `--workdir` (never in git) and reused
     .venv/bin/python benchmarks/real_tables.py [--rows 50000 330000 3000000]
         [--runs cart-ordinal cart-onehot orchard-greedy orchard-auto orchard-blossom]
         [--depths orchard-auto=3,4] [--time-limit orchard-auto=60]
-        [--largest-only orchard-blossom] [--cap 600] [--seed 0]
+        [--largest-only orchard-blossom] [--cap 600] [--seed 0] [--extra-columns 37]
+        [--checkout /tmp/orchard-before]
         [--workdir /tmp/orchard-real-tables] [--out /tmp/orchard-real-tables/results.jsonl]
 """
 
@@ -102,7 +103,7 @@ def _structure(seed: int) -> dict:
     }
 
 
-def _chunk(rows: int, seed: int, index: int, structure: dict) -> pd.DataFrame:
+def _chunk(rows: int, seed: int, index: int, structure: dict, extra: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng([seed, 1, index])
     codes = {name: rng.choice(n, size=rows, p=structure["text"][name])
              for name, n, _ in TEXT_COLUMNS}
@@ -148,26 +149,44 @@ def _chunk(rows: int, seed: int, index: int, structure: dict) -> pd.DataFrame:
             values = num[name].astype(np.float64)
             values[mask] = np.nan
             columns[name] = values
+    names = list(COLUMNS[:-1])
+    extra_rng = np.random.default_rng([seed, 2, index])   # the base columns stay as they are
+    for k in range(extra):
+        name, mask = f"x{k + 1}", blanks()
+        if k % 2 == 0:      # text of 5 to 500 values, no bearing on the class
+            n_values = 5 + (37 * k) % 496
+            values = extra_rng.integers(0, n_values, rows)
+            values[mask] = -1
+            columns[name] = pd.Categorical.from_codes(
+                values, categories=[f"{name}_{v}" for v in range(n_values)])
+        else:               # numbers, no bearing on the class
+            values = np.round(extra_rng.normal(50.0, 15.0, rows), 2)
+            values[mask] = np.nan
+            columns[name] = values
+        names.append(name)
     columns["delayed"] = np.where(delayed, "yes", "no")
-    return pd.DataFrame(columns, columns=list(COLUMNS))
+    return pd.DataFrame(columns, columns=[*names, "delayed"])
 
 
-def make_table(rows: int, seed: int, path) -> Path:
+def make_table(rows: int, seed: int, path, extra: int = 0) -> Path:
     """Write a `rows`-row transport-log CSV to `path` (the same bytes for the same rows and
-    seed), CHUNK_ROWS rows at a time; the file appears only when it is complete."""
+    seed), CHUNK_ROWS rows at a time; the file appears only when it is complete.  `extra`
+    columns of noise (text of 5 to 500 values and numbers, alternately, 2% missing) go
+    before the class, so a wide table keeps the same signal."""
     path = Path(path)
     partial = path.with_name(path.name + ".partial")
     structure = _structure(seed)
     with open(partial, "w", newline="") as handle:
         for index, start in enumerate(range(0, rows, CHUNK_ROWS)):
-            frame = _chunk(min(CHUNK_ROWS, rows - start), seed, index, structure)
+            frame = _chunk(min(CHUNK_ROWS, rows - start), seed, index, structure, extra)
             frame.to_csv(handle, index=False, header=index == 0, na_rep="", lineterminator="\n")
     os.replace(partial, path)
     return path
 
 
-def table_path(workdir: Path, rows: int, seed: int) -> Path:
-    return workdir / f"transport_v{TABLE_VERSION}_r{rows}_s{seed}.csv"
+def table_path(workdir: Path, rows: int, seed: int, extra: int = 0) -> Path:
+    wide = f"_x{extra}" if extra else ""
+    return workdir / f"transport_v{TABLE_VERSION}_r{rows}_s{seed}{wide}.csv"
 
 
 # --------------------------------------------------------------------------- the runs
@@ -210,12 +229,19 @@ print(json.dumps({"n_rows": int(len(y)), "n_features": int(matrix.shape[1]),
 """
 
 
+# How an orchard run starts: this checkout's installed command, or (`--checkout DIR`)
+# the CLI of another checkout of the same code run by this environment's Python, to
+# time a commit before a change beside the one after it.
+ORCHARD = [str(VENV_BIN / "orchard")]
+CHECKOUT_CLI = "import sys; sys.path.insert(0, sys.argv.pop(1)); from engine.cli import main; sys.exit(main())"
+
+
 def command(run: str, csv: Path, depth: int, time_limit: float | None) -> list[str]:
     if run.startswith("cart-"):
         return [str(VENV_BIN / "python"), "-c", CART_SNIPPET, str(csv), str(depth),
                 run.removeprefix("cart-")]
     algo = run.removeprefix("orchard-")
-    cmd = [str(VENV_BIN / "orchard"), "fit", str(csv), "--algo", algo, "--depth", str(depth)]
+    cmd = [*ORCHARD, "fit", str(csv), "--algo", algo, "--depth", str(depth)]
     if time_limit is not None:
         cmd += ["--time-limit", f"{time_limit:g}"]
     return cmd + ["--json"]
@@ -297,7 +323,7 @@ def record(run: str, rows: int, depth: int, time_limit: float | None, csv: Path,
     tag = f"{run}_r{rows}_d{depth}"
     cmd = command(run, csv, depth, time_limit)
     entry = {"rows": rows, "run": run, "depth": depth, "time_limit": time_limit, "cap": cap,
-             "table": str(csv), "command": " ".join(c if c != CART_SNIPPET else "<cart snippet>"
+             "table": str(csv), "command": " ".join(c if c not in (CART_SNIPPET, CHECKOUT_CLI) else "<snippet>"
                                                     for c in cmd)}
     try:
         done = execute(cmd, cap, logdir, tag)
@@ -399,11 +425,17 @@ def main(argv=None) -> int:
                         help="runs made only at the largest --rows (default: orchard-blossom)")
     parser.add_argument("--cap", type=float, default=600.0, help="wall seconds before a run is killed")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--checkout", type=Path, default=None,
+                        help="time the orchard runs of another checkout (e.g. a git worktree of an older commit)")
+    parser.add_argument("--extra-columns", type=int, default=0,
+                        help="noise columns added to the 15 inputs (37: a 52-column table)")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/orchard-real-tables"))
     parser.add_argument("--out", type=Path, default=None,
                         help="JSON lines, appended (default: WORKDIR/results.jsonl)")
     args = parser.parse_args(argv)
 
+    if args.checkout is not None:
+        ORCHARD[:] = [str(VENV_BIN / "python"), "-c", CHECKOUT_CLI, str(args.checkout.resolve())]
     depths = dict(DEFAULT_DEPTHS)
     depths.update(keyed(args.depths, lambda v: tuple(int(d) for d in v.split(","))))
     limits = dict(DEFAULT_TIME_LIMITS)
@@ -420,12 +452,12 @@ def main(argv=None) -> int:
 
     entries: list[dict] = []
     for rows in args.rows:
-        csv = table_path(args.workdir, rows, args.seed)
+        csv = table_path(args.workdir, rows, args.seed, args.extra_columns)
         if csv.exists():
             print(f"[{rows:,} rows] reusing {csv}", flush=True)
         else:
             start = time.perf_counter()
-            make_table(rows, args.seed, csv)
+            make_table(rows, args.seed, csv, args.extra_columns)
             print(f"[{rows:,} rows] wrote {csv} ({csv.stat().st_size / 2**20:.0f} MiB) in "
                   f"{time.perf_counter() - start:.1f} s", flush=True)
         for run in runs:
