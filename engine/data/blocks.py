@@ -97,7 +97,7 @@ class Coder:
     as one array of strings (3 million rows x 16 columns held as Python strings took
     4 GB; as codes into distinct values, a tenth of that).
 
-    Each block's text is hashed by pandas; the blocks' distinct values are then merged
+    Each block comes coded (by Arrow); the blocks' distinct values are then merged
     into the column's values in batches, by pandas too, once at least as many are
     waiting as are known (so each value is hashed a bounded number of times, and no
     Python loop runs over a column's values)."""
@@ -111,9 +111,9 @@ class Coder:
         self._n_waiting = 0
         self.rows = 0
 
-    def add(self, cells) -> None:
-        self.rows += len(cells)
-        codes, values = pd.factorize(cells)
+    def add(self, codes: np.ndarray, values: np.ndarray) -> None:
+        """The next block: its cells' `codes` (-1 missing) into its distinct `values`."""
+        self.rows += len(codes)
         self._waiting.append((codes, np.asarray(values, dtype=object)))
         self._n_waiting += len(values)
         if self._n_waiting >= max(self._BATCH, len(self.values)):
