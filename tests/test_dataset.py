@@ -152,6 +152,23 @@ def test_binarization_thresholds():
             Binarization.parse(bad)
 
 
+def test_quantiles_of_sorted_values_are_numpys_to_the_last_bit():
+    """`cut_points` sorts a column once and reads its quantiles off the order; they
+    must be `np.quantile`'s own, ties, tiny and huge numbers included."""
+    from engine.data.preprocessing import sorted_quantiles
+    rng = np.random.default_rng(0)
+    for trial in range(600):
+        n = int(rng.integers(1, 60))
+        values = [rng.normal(size=n) * 10.0 ** rng.integers(-5, 8),
+                  rng.integers(0, 5, n).astype(float),
+                  np.round(rng.normal(size=n), 1)][trial % 3]
+        ordered = np.sort(values)
+        for k in (2, 3, 7, 10, 11):
+            probabilities = np.arange(1, k) / k
+            assert np.array_equal(sorted_quantiles(ordered, probabilities),
+                                  np.quantile(ordered, probabilities))
+
+
 def test_target_with_one_class_is_refused():
     with pytest.raises(DataError, match="single class"):
         prepare(parse_text("a,b,class\n1,2,x\n3,4,x\n5,6,x\n"))

@@ -209,7 +209,7 @@ def factorize(cells) -> tuple[np.ndarray, np.ndarray]:
 
 
 # The block of rows `row_major` fills column by column while it stays in cache.
-STAGE_BYTES = 1 << 20
+STAGE_BYTES = 4 << 20
 
 
 def row_major(n_rows: int, n_columns: int, column: Callable, dtype=np.float64,

@@ -65,21 +65,45 @@ class Binarization:
     def thresholds(self, values: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
         """Thresholds `t` (features `x <= t`) between distinct observed values, with
         those of `keep` (the greedy trees' own, for `guided`) among them."""
-        distinct = np.unique(values[~np.isnan(values)])
-        mids = (distinct[:-1] + distinct[1:]) / 2.0
-        if keep is not None and len(keep):
-            return np.unique(np.concatenate([keep, self._cuts(distinct, mids, values)]))
-        return self._cuts(distinct, mids, values)
+        return self.keeping(self.cut_points(values), keep)
 
-    def _cuts(self, distinct: np.ndarray, mids: np.ndarray, values: np.ndarray) -> np.ndarray:
+    @staticmethod
+    def keeping(cuts: np.ndarray, keep: np.ndarray | None) -> np.ndarray:
+        """`cuts` (from `cut_points`) with the thresholds `keep` among them."""
+        if keep is not None and len(keep):
+            return np.unique(np.concatenate([keep, cuts]))
+        return cuts
+
+    def cut_points(self, values: np.ndarray) -> np.ndarray:
+        """The thresholds the binarisation itself puts between the observed `values`
+        (NaN: missing).  The values are sorted once: distinct values and quantiles
+        both come from that order (each `np.quantile` would partition them again,
+        and `np.unique` sort them again: 0.3 s a column of 3 million rows)."""
+        ordered = np.sort(values[~np.isnan(values)])
+        distinct = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+        mids = (distinct[:-1] + distinct[1:]) / 2.0
         if self.mode == "midpoints" or len(mids) <= self.k - 1:
             return mids
         # Quantile cut points, each moved to the midpoint just above it so that the
         # test separates observed values and reads as a clean number.
-        cuts = np.quantile(values[~np.isnan(values)], np.arange(1, self.k) / self.k)
+        cuts = sorted_quantiles(ordered, np.arange(1, self.k) / self.k)
         index = np.searchsorted(distinct, cuts, side="right") - 1
         index = np.clip(index, 0, len(mids) - 1)
         return np.unique(mids[index])
+
+
+def sorted_quantiles(ordered: np.ndarray, probabilities: np.ndarray) -> np.ndarray:
+    """`np.quantile(ordered, probabilities)` (its default, linear method, to the last
+    bit: tests/test_value_groups.py) of values already sorted, without sorting them
+    again."""
+    position = probabilities * (len(ordered) - 1)
+    below = np.floor(position).astype(np.int64)
+    above = np.minimum(below + 1, len(ordered) - 1)
+    gamma = position - below
+    low, high = ordered[below], ordered[above]
+    difference = high - low
+    # numpy's lerp: from the nearer end, so a quantile never overshoots its neighbours
+    return np.where(gamma >= 0.5, high - difference * (1 - gamma), low + difference * gamma)
 
 
 @dataclass(frozen=True)

@@ -211,8 +211,9 @@ def _features(column: _Column, binarize: Binarization, keep: dict, y, w, known,
         return [Feature(name, EQ, float(present.max()), m) for m in flags]
     if binarize.mode == "none":
         return [Feature(name, NUM, _stand_in(present, m), m) for m in flags]
+    cuts = binarize.cut_points(present)   # once for both routes
     return [Feature(name, LE, float(t), m) for m in flags
-            for t in binarize.thresholds(present, keep.get((name, m)))]
+            for t in binarize.keeping(cuts, keep.get((name, m)))]
 
 
 def _stand_in(present: np.ndarray, missing: bool | None) -> float | None:
