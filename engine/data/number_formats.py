@@ -93,11 +93,15 @@ def _format_of(cells: pd.Series, delimiter: str,
     shows it; None for plain numbers, text, or a mix."""
     sample = [cell for cell in cells.iloc[:SAMPLE_CELLS * 2].tolist()
               if isinstance(cell, str) and cell not in missing][:SAMPLE_CELLS]
-    if not sample or not any(any(c in cell for c in ",." + _SPACES) for cell in sample):
-        return None
+    # Each format's separator is first looked for in the sample as one text (no
+    # separator spans a line break): plain numbers and most text have none, and
+    # need no search cell by cell.
+    joined = "\n".join(sample)
     comma_first = (THOUSANDS_COMMA, DECIMAL_COMMA) if delimiter == "," else \
         (DECIMAL_COMMA, THOUSANDS_COMMA)
     for number_format in (THOUSANDS_DOT, THOUSANDS_SPACE, *comma_first):
+        if not re.search(number_format.separator, joined):
+            continue
         separated = [cell for cell in sample if re.search(number_format.separator, cell)]
         if not separated or not all(re.fullmatch(number_format.cell, cell)
                                     for cell in sample):
