@@ -10,7 +10,6 @@ the journal whenever a sweep stops, so it always lists the spec's fits in spec o
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from collections.abc import Iterable
@@ -82,9 +81,6 @@ def check_table_path(out: str | Path) -> None:
     suffix = Path(out).suffix.lower()
     if suffix not in TABLE_SUFFIXES:
         raise ParameterError(f"The results file '{out}' must end in .csv or .parquet.")
-    if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
-        raise ParameterError("Writing .parquet results needs pyarrow (pip install "
-                             "pyarrow); or name the results file .csv.")
     if not Path(out).resolve().parent.is_dir():
         raise DataError(f"The folder of the results file '{out}' does not exist.")
     check_output(journal_path(out))   # e.g. a name the file system allows, but not +.jsonl
