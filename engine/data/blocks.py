@@ -95,7 +95,7 @@ def categorical(codes: np.ndarray, values, name=None) -> pd.Series:
 class Coder:
     """Codes for a column that arrives a block at a time, so the column never exists
     as one array of strings (3 million rows x 16 columns held as Python strings took
-    4 GB; as codes into distinct values, a tenth of that).
+    2.8 GB by pandas' count; as codes into distinct values, 68 MB).
 
     Each block comes coded (by Arrow); the blocks' distinct values are then merged
     into the column's values in batches, by pandas too, once at least as many are
