@@ -63,13 +63,6 @@ def test_blockwise_missing_and_take(values, positions):
     assert blocks.take(cells, rows).tolist() == cells.iloc[rows].tolist()
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.lists(CELLS, min_size=1, max_size=8))
-def test_join_equals_concatenate(parts):
-    arrays = [np.array(part + [None], dtype=object)[:-1] for part in parts]
-    assert blocks.join(arrays).tolist() == np.concatenate(arrays).tolist()
-
-
 def test_release_empties_object_arrays_only():
     cells = np.array(["a", "b", None] * 10, dtype=object)
     numbers = np.arange(5.0)

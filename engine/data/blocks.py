@@ -246,21 +246,6 @@ def take(cells: pd.Series, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def join(parts: list[np.ndarray]) -> np.ndarray:
-    """`np.concatenate(parts)` for many small parts of object cells, copied a block
-    of cells at a time."""
-    out = np.empty(sum(len(part) for part in parts), dtype=parts[0].dtype)
-    position = copied = 0
-    for part in parts:
-        out[position:position + len(part)] = part
-        position += len(part)
-        copied += len(part)
-        if copied >= ROWS:
-            hand_over()
-            copied = 0
-    return out
-
-
 def release(arrays: list[np.ndarray]) -> None:
     """Drop the cells of object `arrays` a block at a time: freeing a table of
     millions of text cells at once holds the GIL for 100 ms or more."""

@@ -293,9 +293,8 @@ def _fast_split(
 
 @contextmanager
 def _without_cyclic_gc():
-    """Pause the cyclic garbage collector while millions of strings are made: they
-    hold no cycles, and each collection would walk them all again (a fifth of the
-    time on a 2-million-row file)."""
+    """Pause the cyclic garbage collector while the columns' distinct strings are
+    made: they hold no cycles, and each collection would walk them all again."""
     enabled = gc.isenabled()
     gc.disable()
     try:
