@@ -70,3 +70,26 @@ def test_release_empties_object_arrays_only():
     blocks.release(arrays)
     assert arrays == [] and all(cell is None for cell in cells)
     assert numbers.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(CELLS, min_size=1, max_size=6), st.integers(0, 3))
+def test_recoding_columns_together_recodes_each_cell(columns, skip):
+    """`recode_columns` maps every cell of every column as the function maps it alone,
+    merges values that become equal and keeps only the values some cell holds, in
+    the order of the column's old values."""
+    def function(values):   # merges "1.5" into "1", makes "?" missing
+        return values.replace({"1.5": "1", "?": None})
+
+    coded = []
+    for cells in columns:
+        codes, values = blocks.factorize(np.array(cells, dtype=object))
+        coded.append(blocks.Coded(codes[skip:].astype(np.int32), values))
+    for before, after, cells in zip(coded, blocks.recode_columns(coded, function), columns):
+        mapped = [None if c is None else {"1.5": "1", "?": None}.get(c, c)
+                  for c in cells[skip:]]
+        assert after.cells().tolist() == mapped
+        order = list(dict.fromkeys(function(pd.Series(before.values, dtype=object))
+                                   [before.used()].dropna()))
+        assert after.values.tolist() == order
+        assert after.codes.dtype.kind == "i"

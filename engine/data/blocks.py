@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -81,15 +82,54 @@ def coded(cells: pd.Series) -> pd.Series:
     """`cells` as a categorical Series (codes into its distinct values, -1 where
     missing): text cells are hashed once here, and `missing` and `factorize` on the
     result are array operations (factorizing 3 million text cells takes about a
-    second each time; preparation used to do it three times a column)."""
+    second each time; preparation used to do it three times a column).  A column
+    already categorical (as the reader gives them) is returned as it is."""
+    if _categorical(cells) is not None:
+        return cells
     codes, values = factorize(cells)
     return categorical(codes, values, cells.name)
 
 
 def categorical(codes: np.ndarray, values, name=None) -> pd.Series:
     """A categorical Series of `codes` (-1 where missing) into the distinct `values`."""
-    categories = pd.Index(np.asarray(values, dtype=object), dtype=object)
-    return pd.Series(pd.Categorical.from_codes(codes, categories=categories), name=name)
+    return pd.Series(Coded(codes, np.asarray(values, dtype=object)).categorical(),
+                     name=name)
+
+
+def narrow(codes: np.ndarray, n_values: int) -> np.ndarray:
+    """`codes` (-1 .. n_values - 1) in the smallest integer type that holds them, as
+    pandas keeps a categorical's codes (3 million rows take 3 MB as int8)."""
+    dtype = np.int8 if n_values < 127 else np.int16 if n_values < 32767 else np.int32
+    return codes.astype(dtype, copy=False)
+
+
+class Coded(NamedTuple):
+    """A column of text cells as `codes` (integers, -1 where missing, `narrow`) into
+    its distinct `values` (an object array), the form the reader works on: pandas'
+    Series and Categorical objects cost tens of microseconds each to make, which a
+    table of 10,000 columns pays ten thousand times a step."""
+
+    codes: np.ndarray
+    values: np.ndarray
+
+    def cells(self, rows: slice = slice(None)) -> np.ndarray:
+        """The cells of `rows` as an object array, None where missing."""
+        return np.append(self.values, None)[self.codes[rows]]
+
+    def used(self, rows: slice = slice(None)) -> np.ndarray:
+        """Whether some cell of `rows` holds each value (a mask over `values`)."""
+        codes = self.codes[rows]
+        return np.bincount(codes[codes >= 0], minlength=len(self.values)) > 0
+
+    def categorical(self) -> pd.Categorical:
+        dtype = pd.CategoricalDtype(pd.Index(self.values, dtype=object))
+        return pd.Categorical.from_codes(self.codes, dtype=dtype, validate=False)
+
+
+def frame(columns: list[Coded], names: list) -> pd.DataFrame:
+    """The table of categorical columns `columns` named `names`."""
+    return pd.DataFrame({name: column.categorical() for name, column in zip(names, columns)},
+                        copy=False)
 
 
 class Coder:
@@ -134,42 +174,53 @@ class Coder:
             offset += len(values)
         self._waiting, self._n_waiting = [], 0
 
-    def series(self, name=None) -> pd.Series:
+    def column(self) -> Coded:
         self._merge()
         codes = np.concatenate(self.parts) if self.parts else np.empty(0, np.int32)
         self.parts = []
-        return categorical(codes, self.values, name)
+        return Coded(narrow(codes, len(self.values)), self.values)
 
 
-def without_unused(cells: pd.Series) -> pd.Series:
-    """A categorical Series without the values no cell holds (counted, not sorted as
-    pandas' `remove_unused_categories` does: 0.25 s a column of 3 million rows)."""
-    old = cells.array
-    used = np.bincount(old.codes[old.codes >= 0], minlength=len(old.categories)) > 0
-    if used.all():
-        return cells
-    lookup = np.append(np.cumsum(used) - 1, -1).astype(np.int32)
-    return categorical(lookup[old.codes], np.asarray(old.categories, dtype=object)[used],
-                       cells.name)
+def recode_columns(columns: list[Coded], function: Callable) -> list[Coded]:
+    """`columns` with every cell replaced by `function` of it, and without the values
+    no cell holds.  `function(values)` maps an object Series of distinct values to
+    their new values (None: missing); values of a column that become equal merge.
 
-
-def recode(cells: pd.Series, function: Callable) -> pd.Series:
-    """A categorical Series whose every cell is `function` of the cell, computed once
-    per distinct value: `function(values)` maps an object Series of the distinct
-    values to their new values (None: missing); values that become equal merge."""
-    cells = cells if _categorical(cells) is not None else coded(cells)
-    old = cells.array
-    new = pd.Series(function(pd.Series(np.asarray(old.categories, dtype=object),
-                                       dtype=object)), dtype=object)
-    new_codes, values = pd.factorize(new.to_numpy(dtype=object))
-    lookup = np.append(new_codes, -1).astype(np.int32)
-    return categorical(lookup[old.codes], values, cells.name)
-
-
-def distinct(cells: pd.Series) -> pd.Series:
-    """The different values of `cells`' present cells (an object Series)."""
-    _, values = factorize(cells)
-    return pd.Series(values, dtype=object)
+    It is called once, on every column's values together: called a column at a
+    time, pandas' overhead made 10,000 columns of 12 rows take 8 s a step."""
+    if not columns:
+        return []
+    sizes = np.array([len(column.values) for column in columns])
+    new = np.asarray(function(pd.Series(np.concatenate([column.values for column in columns]),
+                                        dtype=object)), dtype=object)
+    # Each column's new values numbered from 0 in the order of its old values: pairs
+    # (column, new value) are factorized at once, and each column's numbers then run
+    # contiguously from the count of the columns before it.
+    value_ids, _ = pd.factorize(new)
+    offsets = np.concatenate(([0], np.cumsum(sizes)))
+    owner = np.repeat(np.arange(len(columns), dtype=np.int64), sizes)
+    kept = value_ids >= 0
+    for position, column in enumerate(columns):   # values no cell holds go too
+        kept[offsets[position]:offsets[position + 1]] &= column.used()
+    pair_ids, pairs = pd.factorize(owner[kept] * (len(new) + 1) + value_ids[kept])
+    counts = np.bincount(pairs // (len(new) + 1), minlength=len(columns))
+    bases = np.cumsum(counts) - counts
+    number = np.full(len(new), -1, dtype=np.int64)
+    number[kept] = pair_ids - bases[owner[kept]]
+    new_values = np.empty(len(pairs), dtype=object)
+    new_values[pair_ids] = new[kept]
+    out = []
+    for position, column in enumerate(columns):
+        renumber = number[offsets[position]:offsets[position + 1]]
+        base = bases[position]
+        values = new_values[base:base + counts[position]]
+        if np.array_equal(renumber, np.arange(len(renumber))):
+            out.append(Coded(column.codes, values))   # the same codes: no copy
+            continue
+        # The extra last entry maps the missing code -1 to itself.
+        lookup = narrow(np.append(renumber, -1), len(values))
+        out.append(Coded(lookup[column.codes], values))
+    return out
 
 
 def _categorical(cells) -> pd.Categorical | None:

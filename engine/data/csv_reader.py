@@ -220,39 +220,36 @@ def _parse(
             f"The delimiter {delimiter!r} is not supported; use ',', ';', a tab or ' '."
         )
     stage = "splitting the file into cells"
-    frame = _fast_split(texts, delimiter, progress, stage)
-    if frame is None:
-        frame = _careful_split("".join(texts), delimiter, subject, progress, stage)
+    columns = _fast_split(texts, delimiter, progress, stage)
+    if columns is None:
+        columns = _careful_split("".join(texts), delimiter, subject, progress, stage)
     # Cells can only have surrounding blanks if the text holds a blank that does not
     # delimit; skipping the strip otherwise keeps large numeric files fast.
     if delimiter != " " and _contains(texts, *(b for b in " \t" if b != delimiter)):
-        for position, column in enumerate(frame.columns):
-            progress("trimming blanks", position / frame.shape[1])
-            frame[column] = blocks.recode(frame[column], lambda cells: cells.str.strip())
+        progress("trimming blanks", 0.0)
+        columns = blocks.recode_columns(columns, lambda cells: cells.str.strip())
 
-    rewritten = rewrite_number_formats(frame, delimiter, header is not False,
-                                       MISSING_MARKERS)
-    has_header = _looks_like_header(frame) if header is None else header
+    columns, rewritten = rewrite_number_formats(columns, delimiter, header is not False,
+                                                MISSING_MARKERS)
+    has_header = _looks_like_header(columns) if header is None else header
 
     notes = []
     if has_header:
-        if len(frame) == 1:
+        if len(columns[0].codes) == 1:
             raise DataError(f"{subject} has a header row but no data rows.")
-        header_cells = frame.iloc[0].tolist()
+        header_cells = [column.cells(slice(0, 1))[0] for column in columns]
         names = _unique_names(header_cells)
         notes += _renaming_notes(header_cells, names)
-        frame = frame.iloc[1:].reset_index(drop=True)
-        for column in frame.columns:   # the header's words are no values
-            frame[column] = blocks.without_unused(frame[column])
+        # The header's words are no values: `recode_columns` below drops them.
+        columns = [blocks.Coded(column.codes[1:], column.values) for column in columns]
     else:
-        names = [f"col{position}" for position in range(1, frame.shape[1] + 1)]
-    frame.columns = names
+        names = [f"col{position}" for position in range(1, len(columns) + 1)]
     notes += [change.note(names[change.position]) for change in rewritten]
     markers = list(MISSING_MARKERS)
-    for position, column in enumerate(frame.columns):
-        progress("marking missing cells", position / frame.shape[1])
-        frame[column] = blocks.recode(
-            frame[column], lambda values: values.where(~values.isin(markers), None))
+    progress("marking missing cells", 0.0)
+    columns = blocks.recode_columns(
+        columns, lambda values: values.where(~values.isin(markers), None))
+    frame = blocks.frame(columns, names)
     decimal_comma = any(change.format.comma_is_decimal for change in rewritten)
     return RawTable(frame, delimiter, has_header, encoding, decimal_comma, tuple(notes))
 
@@ -274,8 +271,8 @@ def _first_lines(texts: list[str], n: int) -> list[str]:
 
 def _fast_split(
     texts: list[str], delimiter: str, progress: Progress, stage: str
-) -> pd.DataFrame | None:
-    """Cells of unquoted text whose lines agree on their number of fields, split by
+) -> list[blocks.Coded] | None:
+    """The columns of unquoted text whose lines agree on their number of fields, split by
     Arrow (`_arrow_split`); None when the text needs the careful way.
 
     The check comes first: every line that is not blank must hold the same number of
@@ -306,8 +303,8 @@ def _without_cyclic_gc():
 
 def _arrow_split(
     texts: list[str], delimiter: str, width: int, progress: Progress, stage: str
-) -> pd.DataFrame | None:
-    """Cells of `texts` (lines of `width` fields or blank, no quotes) split by Arrow's
+) -> list[blocks.Coded] | None:
+    """The columns of `texts` (lines of `width` fields or blank, no quotes) split by Arrow's
     CSV reader, a batch of rows at a time, each column coded as it comes
     (`blocks.Coder`); None if Arrow finds a line it cannot split as they are.
 
@@ -342,8 +339,7 @@ def _arrow_split(
     if not coders[0].rows:
         return None
     progress(stage, 1.0)
-    return pd.DataFrame({column: coder.series() for column, coder in enumerate(coders)},
-                        copy=False)
+    return [coder.column() for coder in coders]
 
 
 def _fields_agree(texts: list[str], delimiter: str, progress: Progress,
@@ -388,8 +384,9 @@ def _delimiters_per_line(block: np.ndarray, delimiter: int) -> np.ndarray | None
 
 def _careful_split(
     text: str, delimiter: str, subject: str, progress: Progress, stage: str
-) -> pd.DataFrame:
-    """Cells split by the csv module (quotes, blanks), with errors worded for the user."""
+) -> list[blocks.Coded]:
+    """The columns split by the csv module (quotes, blanks), with errors worded for
+    the user."""
     lines = io.StringIO(text).readlines()
     numbered_rows = []
     for number, cells in _split_rows(lines, delimiter, subject):
@@ -397,9 +394,10 @@ def _careful_split(
         if len(numbered_rows) % _CHUNK_ROWS == 0:
             progress(stage, number / len(lines))
     rows = _check_rectangular(numbered_rows, delimiter, subject)
-    frame = pd.DataFrame(rows, dtype=object)
-    return pd.DataFrame({column: blocks.coded(frame[column]) for column in frame.columns},
-                        copy=False)
+    cells = np.empty((len(rows), len(rows[0])), dtype=object)
+    cells[:] = rows
+    return [blocks.Coded(blocks.narrow(codes, len(values)), values) for codes, values in
+            (blocks.factorize(cells[:, column]) for column in range(cells.shape[1]))]
 
 
 def _check_start(data: bytes, subject: str) -> None:
@@ -501,7 +499,7 @@ def _check_rectangular(
     return [cells for _, cells in numbered_rows]
 
 
-def _looks_like_header(frame: pd.DataFrame) -> bool:
+def _looks_like_header(columns: list[blocks.Coded]) -> bool:
     """Tell a header row from a first data row, as a person glancing at the file would.
 
     Judged on the names that are there (a header may leave a name blank or repeat one,
@@ -519,10 +517,9 @@ def _looks_like_header(frame: pd.DataFrame) -> bool:
        which a header does not.  Words as common as the column's other values stay
        ambiguous and are read as data: `--header` says otherwise.
     """
-    first = frame.iloc[0].tolist()
-    body = frame.iloc[1 : _HEADER_SAMPLE_ROWS + 1]
-    named = [(cell, [value for value in body[column] if value not in MISSING_MARKERS])
-             for cell, column in zip(first, frame.columns)
+    body = slice(1, _HEADER_SAMPLE_ROWS + 1)
+    named = [(cell, [value for value in column.cells(body) if value not in MISSING_MARKERS])
+             for column in columns for cell in column.cells(slice(0, 1))
              if cell.strip() and cell not in MISSING_MARKERS]
     if not named:
         return False

@@ -68,30 +68,31 @@ class Rewritten:
                 f"('{self.example}' was read as {self.format.rewrite(self.example)}).")
 
 
-def rewrite_number_formats(frame: pd.DataFrame, delimiter: str, skip_first_row: bool,
-                           missing: frozenset[str]) -> list[Rewritten]:
-    """Rewrite, in place, every column of text cells written in one of the formats
-    above; returns what was rewritten.  The first row does not vote when it may be a
+def rewrite_number_formats(columns: list[blocks.Coded], delimiter: str,
+                           skip_first_row: bool, missing: frozenset[str]
+                           ) -> tuple[list[blocks.Coded], list[Rewritten]]:
+    """`columns` with every column of text cells written in one of the formats above
+    rewritten, and what was rewritten.  The first row does not vote when it may be a
     header (it is rewritten only if it agrees)."""
-    done = []
-    for position, column in enumerate(frame.columns):
-        cells = frame[column]
-        body = cells.iloc[1:] if skip_first_row else cells
-        found = _format_of(body, delimiter, missing)
-        if found is None:
-            continue
-        number_format, example = found
-        frame[column] = blocks.recode(
-            cells, lambda values, f=number_format: _rewrite_cells(values, f))
-        done.append(Rewritten(position, number_format, example))
-    return done
+    done, out = [], []
+    body = slice(1 if skip_first_row else 0, None)
+    for position, column in enumerate(columns):
+        found = _format_of(column, body, delimiter, missing)
+        if found is not None:
+            number_format, example = found
+            column, = blocks.recode_columns(
+                [column], lambda values, f=number_format: _rewrite_cells(values, f))
+            done.append(Rewritten(position, number_format, example))
+        out.append(column)
+    return out, done
 
 
-def _format_of(cells: pd.Series, delimiter: str,
+def _format_of(column: blocks.Coded, body: slice, delimiter: str,
                missing: frozenset[str]) -> tuple[NumberFormat, str] | None:
-    """The one format every present cell of `cells` is written in, and a cell that
-    shows it; None for plain numbers, text, or a mix."""
-    sample = [cell for cell in cells.iloc[:SAMPLE_CELLS * 2].tolist()
+    """The one format every present cell of the rows `body` of `column` is written
+    in, and a cell that shows it; None for plain numbers, text, or a mix."""
+    first = body.start
+    sample = [cell for cell in column.cells(slice(first, first + SAMPLE_CELLS * 2))
               if isinstance(cell, str) and cell not in missing][:SAMPLE_CELLS]
     # Each format's separator is first looked for in the sample as one text (no
     # separator spans a line break): plain numbers and most text have none, and
@@ -106,7 +107,8 @@ def _format_of(cells: pd.Series, delimiter: str,
         if not separated or not all(re.fullmatch(number_format.cell, cell)
                                     for cell in sample):
             continue
-        if _all_agree(blocks.distinct(cells), number_format, missing):
+        values = pd.Series(column.values[column.used(body)], dtype=object)
+        if _all_agree(values, number_format, missing):
             return number_format, separated[0]
     return None
 
