@@ -45,9 +45,14 @@ def numeric_csv(path: Path, rows: int, columns: int = 10, seed: int = 0) -> Path
     label = np.where(values[:, 0] + values[:, 1] // 2 + rng.integers(-9_000, 9_000, rows) > 0,
                      "yes", "no")
     header = ",".join([f"x{j}" for j in range(columns)] + ["class"])
-    # Two decimals, as real measurements have: cells are text like "-123.45".
-    body = np.char.add(np.char.add(values.astype(str), "."),
-                       (np.abs(values) % 100).astype(str))
-    lines = [",".join(row) for row in np.column_stack([body, label]).tolist()]
-    path.write_text(header + "\n" + "\n".join(lines) + "\n")
+    # Two decimals, as real measurements have: cells are text like "-123.45".  The
+    # text is formatted by one `%` over every cell (numpy's string functions took 9 s
+    # for 600,000 rows, each test's set-up paying it again).
+    cells = np.empty((rows, 2 * columns + 1), dtype=object)
+    cells[:, 0:2 * columns:2] = values
+    cells[:, 1:2 * columns:2] = np.abs(values) % 100
+    cells[:, -1] = label
+    row = ",".join(["%d.%d"] * columns) + ",%s"
+    text = "\n".join([row] * rows) % tuple(cells.ravel().tolist())
+    path.write_text(header + "\n" + text + "\n")
     return path
