@@ -4,8 +4,11 @@ nothing: the hook is loaded the way setuptools loads it, and the last test runs 
 compile over a kernel cache filled from scratch and then fits every way a user can,
 counting numba's compiles."""
 
+import ast
+import importlib.metadata
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 import tomllib
@@ -66,6 +69,59 @@ def test_a_failed_compile_never_fails_the_install(capsys):
     assert kwargs["env"]["PYTHONPATH"].split(":")[0] == "/some/root"
     said = capsys.readouterr().out
     assert "compiling the kernels failed" in said and "no such interpreter" in said
+
+
+LOADED = """
+import json, sys
+from engine.warmup import warm_up
+report = warm_up()
+assert not report.errors, report.errors
+print(json.dumps([m.__file__ for name, m in sys.modules.items()
+                  if name.split(".")[0] == "engine" and getattr(m, "__file__", None)]))
+"""
+
+
+def imported_distributions(paths: list[str]) -> set[str]:
+    """The distributions whose modules the files `paths` import (anywhere in them),
+    leaving out the standard library and Orchard's own `engine`."""
+    names = set()
+    for path in paths:
+        for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+            if isinstance(node, ast.Import):
+                names |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names.add(node.module.split(".")[0])
+    names -= set(sys.stdlib_module_names) | {"engine"}
+    owners = importlib.metadata.packages_distributions()
+    return {canonical(d) for name in names for d in owners.get(name, [name])}
+
+
+def requirements(distribution: str) -> list[str]:
+    try:
+        return importlib.metadata.requires(distribution) or []
+    except importlib.metadata.PackageNotFoundError:   # e.g. wheel, in no test venv
+        return []
+
+
+def canonical(requirement: str) -> str:
+    return re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_the_build_environment_holds_what_the_warm_up_imports():
+    """pip runs the build step's compile in an isolated environment holding only
+    `[build-system] requires`: a module the warm-up imports that is missing there
+    makes the compile fail, silently (pyarrow did: every kernel then compiled at the
+    first run, and in every test worker)."""
+    done = subprocess.run([sys.executable, "-c", LOADED], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    needed = imported_distributions(json.loads(done.stdout.splitlines()[-1]))
+    listed = {canonical(r) for r in tomllib.loads((ROOT / "pyproject.toml").read_text())[
+        "build-system"]["requires"]}
+    # ... and what those bring with them (numba brings llvmlite)
+    brought = {canonical(r) for d in listed for r in requirements(d) if "extra ==" not in r}
+    assert "pandas" in needed and "numba" in needed   # the scan sees the imports
+    assert needed <= listed | brought, needed - listed - brought
 
 
 FITS = """
