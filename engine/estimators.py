@@ -49,8 +49,9 @@ from engine.export.diagram import diagram_python, diagram_sql
 from engine.model import Diagram, Tree, load_model
 from engine.solvers import compile_ahead
 from engine.solvers.monitor import Monitor
+from engine.solvers.protocol import Status
 from engine.evaluation import Plan
-from engine.training import default_binarization, train
+from engine.training import DEFAULT_TIME_LIMIT, default_binarization, train
 from engine.tuning import Tuner, candidates
 
 TARGET = "__orchard_target__"
@@ -123,6 +124,10 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
                 result = train(data, algorithm, params, monitor=monitor)
         except OrchardError as error:
             raise ValueError(str(error)) from error
+        if self.time_limit == DEFAULT_TIME_LIMIT and result.status == Status.TIME_LIMIT:
+            warnings.warn(f"{result.stats.get('message', '')} (The default time limit "
+                          f"is {DEFAULT_TIME_LIMIT:g} s: pass time_limit=None to search "
+                          "until the proof.)", UserWarning, stacklevel=2)
         return self._adopt(result, labels, algorithm)
 
     def _adopt(self, result, labels: list[str], algorithm: str):
@@ -277,9 +282,12 @@ class OptimalTreeClassifier(_OrchardClassifier):
     when the algorithm proves it (`optimal_`), found by `algorithm`: auto, blossom,
     contree, dl85, cadl85, sat-depth, sat-size or greedy.
 
-    `time_limit` (seconds) stops the search with the best tree so far, as does Ctrl-C
-    (a KeyboardInterrupt in a notebook); `status_` then says which, and `message_`
-    what was shown and what to try; `callback(tree)` sees every better tree, and
+    `time_limit` (seconds; 60 by default, as in the window; None searches until the
+    proof) stops the search with the best tree so far, as does Ctrl-C (a
+    KeyboardInterrupt in a notebook); `status_` then says which, and `message_`
+    what was shown and what to try (a warning says it too when the default limit
+    stopped the search: without it, a fit of 330,000 rows searched in silence for
+    more than five minutes); `callback(tree)` sees every better tree, and
     `verbose=True` prints each.  `binarize` is `orchard fit --binarize` (default: the
     algorithm's own); `class_weight` ("balanced" or {class: weight}) multiplies the
     sample weights, as in scikit-learn, so the solver minimises the weighted error;
@@ -291,7 +299,7 @@ class OptimalTreeClassifier(_OrchardClassifier):
     as thresholds."""
 
     def __init__(self, algorithm: str = "auto", max_depth: int = 3,
-                 time_limit: float | None = None, binarize: str | None = None,
+                 time_limit: float | None = DEFAULT_TIME_LIMIT, binarize: str | None = None,
                  class_weight: dict | str | None = None, params: dict | None = None,
                  callback: Callable | None = None, verbose: bool = False,
                  categorical: list[str] | None = None, ordered: dict | None = None):
@@ -410,7 +418,7 @@ __all__ = ["DecisionDiagramClassifier", "OptimalTreeClassifier"]
 
 def tune(X, y, algorithm: str = "auto", depths=None, min_leaf=None, leaf_cost=None,
          cv: int = 5,
-         time_limit: float | None = 60.0, random_state: int = 0,
+         time_limit: float | None = DEFAULT_TIME_LIMIT, random_state: int = 0,
          binarize: str | None = None, params: dict | None = None,
          sample_weight=None, categorical: list[str] | None = None,
          metric: str = "accuracy", ordered: dict | None = None) -> OptimalTreeClassifier:

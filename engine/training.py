@@ -22,6 +22,9 @@ from engine.solvers.warm_start import warm_started
 # column unless the user chooses (so their trees are never worse than greedy's).
 BINARY_DEFAULT = "guided"
 
+# The time limit of a run nobody gave one: the window's and the notebook's.
+DEFAULT_TIME_LIMIT = 60.0
+
 
 def default_binarization(algorithm: str) -> str:
     """Binarisation to use when the user did not choose one."""

@@ -24,10 +24,10 @@ from PySide6.QtWidgets import (
 )
 
 from engine.solvers import default_solver_name, get_solver, solver_names
+from engine.training import DEFAULT_TIME_LIMIT
 from gui.param_form import ParamForm
 
 HINT_COLOUR = "#505863"
-DEFAULT_TIME_LIMIT = 60
 # The window starts on `auto`, which picks for the analyst; the command line keeps the
 # contract's default (blossom, DESIGN.md).
 GUI_DEFAULT = "auto"

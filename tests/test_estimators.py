@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import pickle
 import time
+import warnings
 
 import numpy as np
 import orchard
@@ -16,6 +17,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from engine import estimators
 from engine.cli import main
 from engine.model import load_model
 
@@ -172,6 +174,29 @@ def test_ctrl_c_keeps_the_best_tree_so_far():
     model = orchard.OptimalTreeClassifier(algorithm="blossom", max_depth=5).fit(X, y)
     assert model.status_ == "cancelled" and not model.optimal_
     assert model.tree_.depth <= 5 and model.score(X, y) > 0.6
+
+
+def test_the_default_time_limit_is_the_windows_and_says_when_it_stops_a_search(
+        monkeypatch, qapp):
+    """Without a limit, a fit of 330,000 rows searched for over five minutes in
+    silence; the default is the window's, and when it ends a search a warning says so
+    (a limit the user gives is their own choice, and says nothing)."""
+    from gui.algorithm_panel import AlgorithmPanel
+
+    assert orchard.OptimalTreeClassifier().time_limit == AlgorithmPanel().time_spin.value()
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(3000, 12))
+    y = (X[:, :4] @ rng.normal(size=4) + rng.normal(size=3000) > 0).astype(int)
+    monkeypatch.setattr(estimators, "DEFAULT_TIME_LIMIT", 2.0)
+    with pytest.warns(UserWarning, match=r"default time limit is 2 s: pass time_limit=None"):
+        model = orchard.OptimalTreeClassifier(algorithm="blossom", max_depth=6,
+                                              time_limit=2.0).fit(X, y)
+    assert model.status_ == "time_limit" and model.message_.startswith("The time limit")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        given = orchard.OptimalTreeClassifier(algorithm="blossom", max_depth=6,
+                                              time_limit=1.5).fit(X, y)
+    assert given.status_ == "time_limit"
 
 
 def test_a_default_diagram_fit_on_iris_ends_soon_and_prints_nothing(capfd):
