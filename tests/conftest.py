@@ -34,6 +34,12 @@ def dataset_files(*folders: str, suffix: str | None = None) -> list[Path]:
     return files
 
 
+def sizes(ci: int, long: int) -> list:
+    """The two sizes of a generated check, for `pytest.mark.parametrize`: `ci` in the
+    test command, `long` in CI's second step (`pytest -m slow`)."""
+    return [pytest.param(ci, id="ci"), pytest.param(long, id="long", marks=pytest.mark.slow)]
+
+
 def pytest_collection_modifyitems(items) -> None:
     """The tests marked `slow` first: started last, one of them kept a worker busy for
     minutes after the other had finished (the longest first is the classic remedy)."""

@@ -6,7 +6,6 @@ command's 1,500 steps, 86 s of a core, to 600)."""
 
 import os
 
-import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 from test_gui_support import isolated_settings  # noqa: F401 - autouse fixture
@@ -16,7 +15,6 @@ from gui_sessions import WindowSession, write_tables
 STEPS, PER_SESSION = map(int, os.environ.get("ORCHARD_GUI_SESSION_STEPS", "600:30").split(":"))
 
 
-@pytest.mark.slow
 def test_random_sessions_keep_the_screen_on_the_selected_run(qtbot, tmp_path):
     WindowSession.qtbot = qtbot
     WindowSession.tables = write_tables(tmp_path)

@@ -1,9 +1,10 @@
 """A bounded slice of the journey matrix (tests/journeys.py): generated tables × every
 algorithm × depths 1-6 × every binarisation × the CLI, the notebook and the window.
 
-The slice is derandomised so the test command is repeatable (issue 49 halved it to
-45, 12 and 8 journeys: the three took 100 s of a core); `benchmarks/journeys.py` runs
-the whole matrix with fresh draws and larger tables.
+The slice is derandomised so the test command is repeatable: 10, 12 and 3 journeys
+there, and 45 and 8 of the first and last in CI's second step (`pytest -m slow`; the
+three took 100 s of a core in the test command); `benchmarks/journeys.py` runs the
+whole matrix with fresh draws and larger tables.
 """
 
 import tempfile
@@ -24,6 +25,7 @@ from journeys import (
     table_specs,
     write_csv,
 )
+from conftest import sizes
 from test_gui_support import isolated_settings, open_window, run_and_wait  # noqa: F401
 
 from engine.warmup import warm_up
@@ -60,16 +62,17 @@ def journeys(draw, entries=ENTRIES, algorithms=ALGORITHMS, max_depth=6) -> Journ
                    TIME_LIMIT)
 
 
-@pytest.mark.slow
-@slow(45)
-@given(journey=journeys())
-def test_a_generated_journey_keeps_every_promise(journey):
-    with tempfile.TemporaryDirectory() as folder:
-        outcome = run(journey, Path(folder))
-    assert not outcome.problems, f"{journey.describe()}: {outcome.problems}"
+@pytest.mark.parametrize("examples", sizes(10, 45))
+def test_a_generated_journey_keeps_every_promise(examples):
+    @slow(examples)
+    @given(journey=journeys())
+    def journey_keeps_every_promise(journey):
+        with tempfile.TemporaryDirectory() as folder:
+            outcome = run(journey, Path(folder))
+        assert not outcome.problems, f"{journey.describe()}: {outcome.problems}"
+    journey_keeps_every_promise()
 
 
-@pytest.mark.slow
 @slow(12)
 @given(journey=journeys(entries=("cli",), algorithms=("auto",), max_depth=8).filter(
     lambda j: set(j.spec.kinds) - {"constant", "id"}))
@@ -84,13 +87,16 @@ def test_auto_returns_a_tree_that_predict_scores_identically(journey):
                                                           outcome.refusal)
 
 
-@pytest.mark.slow
-@slow(8)
-@given(journey=journeys(entries=("window",)))
-def test_a_generated_journey_through_the_window(qtbot, journey):
+@pytest.mark.parametrize("examples", sizes(3, 8))
+def test_a_generated_journey_through_the_window(qtbot, examples):
     """Load the table, choose the algorithm, depth and binarisation, press Run: the run
     ends with its own tree, whose error on the window's data is the error it reports,
     or with one sentence saying why not."""
+    slow(examples)(given(journey=journeys(entries=("window",)))(
+        lambda journey: journey_through_the_window(qtbot, journey)))()
+
+
+def journey_through_the_window(qtbot, journey) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = write_csv(make_table(journey.spec), Path(folder) / "table.csv")
         win = open_window(qtbot, algorithm=journey.algorithm)
