@@ -260,6 +260,7 @@ def guide(columns: list[_Column], y: np.ndarray, w: np.ndarray, known: np.ndarra
     if not known.all():
         matrix = [values[known] for values in matrix]
     X = blocks.row_major(int(known.sum()), len(matrix), lambda j, rows: matrix[j][rows])
+    del matrix   # its columns are in X now (at 3 M rows, 0.5 GB less while the tree grows)
     depth = GUIDED_DEPTH if depth is None else max(int(depth), 0)
     control = np.zeros(4)   # control[0] != 0 stops the kernel
     feature, threshold, _, _, _, subset, _ = _polling(
