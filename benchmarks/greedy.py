@@ -28,7 +28,7 @@ from sklearn.tree import DecisionTreeClassifier
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions
 from engine.featurize import prepare
-from engine.solvers.greedy.kernel import grow_tree
+from engine.solvers.greedy.kernel import NO_TARGET, grow_tree
 
 DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 NO_STOP = np.zeros(4)
@@ -82,11 +82,12 @@ def time_synthetic(n_rows: int, depth: int, kernel=grow_tree) -> None:
     X, y, n_categories = synthetic(n_rows)
     w = np.ones(n_rows)
     start = time.perf_counter()
-    kernel(X[:100], y[:100], w[:100], 2, depth, 1.0, NO_STOP, n_categories)
+    kernel(X[:100], y[:100], w[:100], 2, depth, 1.0, NO_STOP, n_categories, NO_TARGET)
     print(f"first call (100 rows, includes loading/compiling): "
           f"{time.perf_counter() - start:.2f} s")
-    seconds = best_of(lambda: kernel(X, y, w, 2, depth, 1.0, NO_STOP, n_categories))
-    tree = kernel(X, y, w, 2, depth, 1.0, NO_STOP, n_categories)
+    seconds = best_of(lambda: kernel(X, y, w, 2, depth, 1.0, NO_STOP, n_categories,
+                                     NO_TARGET))
+    tree = kernel(X, y, w, 2, depth, 1.0, NO_STOP, n_categories, NO_TARGET)
     leaf_value = tree[4][tree[0] < 0]
     error = int(leaf_value.sum() - leaf_value.max(axis=1).sum())
     print(f"synthetic {n_rows} rows x {X.shape[1]} features, depth {depth}: "
@@ -108,7 +109,8 @@ def main() -> None:
 
     X, y, k = load(DATASETS / "contree" / "bank.txt")
     start = time.perf_counter()
-    grow_tree(X, y, np.ones(len(y)), k, 3, 1.0, NO_STOP, np.zeros(X.shape[1], np.int64))
+    grow_tree(X, y, np.ones(len(y)), k, 3, 1.0, NO_STOP, np.zeros(X.shape[1], np.int64),
+              NO_TARGET)
     print(f"JIT warm-up (first call, includes loading/compiling): "
           f"{time.perf_counter() - start:.2f} s")
     print(f"machine: {platform.processor() or platform.machine()}, "
@@ -124,10 +126,11 @@ def main() -> None:
             w = np.ones(len(y))
             no_categories = np.zeros(X.shape[1], np.int64)
             for depth in depths:
-                ours = best_of(lambda: grow_tree(X, y, w, k, depth, 1.0, NO_STOP, no_categories))
+                ours = best_of(lambda: grow_tree(X, y, w, k, depth, 1.0, NO_STOP, no_categories,
+                                                 NO_TARGET))
                 clf = DecisionTreeClassifier(max_depth=depth, random_state=0)
                 theirs = best_of(lambda: clf.fit(X, y))
-                tree = grow_tree(X, y, w, k, depth, 1.0, NO_STOP, no_categories)
+                tree = grow_tree(X, y, w, k, depth, 1.0, NO_STOP, no_categories, NO_TARGET)
                 leaf_value = tree[4][tree[0] < 0]
                 our_error = int(leaf_value.sum() - leaf_value.max(axis=1).sum())
                 sk_error = int((clf.predict(X) != y).sum())

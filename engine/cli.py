@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from engine.errors import Interrupted, OrchardError
-from engine.vocabulary import METRICS, MISSING_POLICIES
+from engine.vocabulary import METRICS, MISSING_POLICIES, TASKS
 
 EXIT_USAGE = 2
 EXIT_NO_TREE = 3          # the time limit ran out before any tree was trained
@@ -52,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     fit = sub.add_parser("fit", help="train a tree headlessly")
     fit.add_argument("data", help="CSV/TSV/whitespace table")
     fit.add_argument("--target", help="class column: NAME, INDEX, first or last")
-    fit.add_argument("--algo", default=None, help="algorithm (default: blossom)")
+    fit.add_argument("--algo", default=None,
+                     help="algorithm (default: blossom; greedy for a regression)")
     fit.add_argument("--depth", type=int, help="maximum depth")
     fit.add_argument("--time-limit", type=float, help="seconds")
     fit.add_argument("--validate", type=int, default=0, metavar="K",
@@ -109,6 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_data_flags(parser: argparse.ArgumentParser) -> None:
     """How the table is read and prepared, and the solver's parameters."""
+    parser.add_argument("--task", default="auto", choices=["auto", *TASKS],
+                        help="what the tree predicts: a class, or a number (regression; "
+                             "auto: regression for a target of numbers with more than 20 "
+                             "different values)")
     parser.add_argument("--binarize", help="none | quantile:K | midpoints | guided[:K]")
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                         help="solver parameter (repeatable)")

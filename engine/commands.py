@@ -19,15 +19,16 @@ import numpy as np
 
 from engine.cli import EXIT_INTERRUPTED
 from engine.data.class_weights import parse_class_weight
-from engine.data.columns import ColumnKind
+from engine.data.columns import ColumnKind, choose_target
 from engine.data.csv_reader import read_table
 from engine.data.dataset import PrepOptions
+from engine.data.task import choose_task
 from engine.featurize import prepare
 from engine.errors import OrchardError, ParameterError
 from engine.terminal import ProgressBar, StageLine, clock
 from engine.export import export_writer, model_rules, write_predictions
 from engine.export.files import check_output, write_all
-from engine.metrics import class_scores
+from engine.metrics import class_scores, regression_scores
 from engine.model import load_model
 from engine.prediction import predict_table
 from engine.solvers import compile_ahead, default_solver_name, get_solver
@@ -86,15 +87,15 @@ def fit(args, render_image: Callable | None) -> dict:
     previous = signal.signal(signal.SIGINT, lambda *_: monitor.cancel())
     try:
         with on_first_compile(lambda: line.note(COMPILING)):
-            data, options, result, raw = _train(args, algorithm, params, monitor,
-                                                line.note, keep_raw=plan is not None)
+            data, options, result, raw, algorithm = _train(
+                args, algorithm, params, monitor, line.note, keep_raw=plan is not None)
     finally:
         signal.signal(signal.SIGINT, previous)
         line.close()
     summary = _finish(args, algorithm, params, data, options, result, render_image)
     if plan is not None:
         summary["validation"] = _validate(args, raw, options, algorithm, params, plan)
-    elif not args.json:
+    elif not args.json and not data.regression:
         print("Accuracy on new rows: not estimated; add --validate 5 to estimate it.")
     return summary
 
@@ -170,7 +171,7 @@ def _options(args, algorithm: str, depth: int | None) -> PrepOptions:
         missing=args.missing,
         binarize=args.binarize or default_binarization(algorithm),
         remove_redundant=args.remove_redundant, merge_duplicates=args.merge_duplicates,
-        drop_inconsistent=args.drop_inconsistent, depth=depth,
+        drop_inconsistent=args.drop_inconsistent, depth=depth, task=args.task,
         class_weight=parse_class_weight(args.class_weight) if args.class_weight else None)
 
 
@@ -178,6 +179,8 @@ def _train(args, algorithm: str, params: dict, monitor: Monitor,
            warn: Callable[[str], None] | None = None, keep_raw: bool = False):
     """(prepared data, options, result, the table read when `keep_raw`, else None)."""
     raw = _read(args, monitor)
+    if args.algo is None:   # the default grows what the target asks for
+        algorithm = default_solver_name(_task(args, raw))
     options = _options(args, algorithm, get_solver(algorithm).resolve(params)["depth"])
     data = prepare(raw, options, progress=monitor.checkpoint)
     if not keep_raw:
@@ -187,7 +190,14 @@ def _train(args, algorithm: str, params: dict, monitor: Monitor,
     for warning in data.report.warnings:   # e.g. a target that may be no class
         warn(f"Warning: {warning}")
     result = train(data, algorithm, params, monitor=monitor)
-    return data, options, result, raw
+    return data, options, result, raw, algorithm
+
+
+def _task(args, raw) -> str:
+    """The task `prepare` will choose for the table `raw` (`choose_task`)."""
+    columns = [str(c) for c in raw.frame.columns]
+    target = choose_target(columns, args.target, raw)
+    return choose_task(target, raw.frame[target], args.task)[0]
 
 
 def tune(args, render_image: Callable | None) -> dict:
@@ -275,8 +285,14 @@ def _finish(args, algorithm: str, params: dict, data, options, result,
     write_all(list(outputs.values()))   # all or nothing: no model without its script
     written = {flag: path for flag, (path, _) in outputs.items()}
     counts = data.row_counts
-    scores = class_scores(data.y, tree.predict(data.X), data.class_names, counts)
+    if data.regression:
+        fitted = regression_scores(data.y, tree.predict(data.X), counts)
+        scores = {"accuracy": None, "balanced_accuracy": None, "per_class": {}}
+    else:
+        scores = class_scores(data.y, tree.predict(data.X), data.class_names, counts)
     summary = {
+        "task": data.prep.task,
+        "task_reason": data.report.task_reason,
         "algorithm": algorithm,
         # `auto` names the algorithm it ran and why; any other is its own choice.
         "chosen_algorithm": result.stats.get("chosen_algorithm", algorithm),
@@ -285,12 +301,13 @@ def _finish(args, algorithm: str, params: dict, data, options, result,
         "message": result.stats.get("message", ""),
         "n_rows": round(float(counts.sum())),
         "n_features": data.n_features,
-        "n_classes": data.n_classes,
+        "n_classes": data.n_classes,   # 0 for a regression
         "depth": tree.depth,
         "max_depth": get_solver(algorithm).resolve(params)["depth"],
+        # the error the solver minimised (weighted by class if asked; a regression's
+        # squared error), and how the tree does on the rows themselves (a regression
+        # has no accuracy: its RMSE, MAE and R² below)
         "train_error": result.train_error,
-        # the error the solver minimised (weighted by class if asked), and how the tree
-        # does on the rows themselves
         "train_accuracy": scores["accuracy"],
         "balanced_accuracy": scores["balanced_accuracy"],
         "per_class": scores["per_class"],
@@ -315,20 +332,33 @@ def _finish(args, algorithm: str, params: dict, data, options, result,
         "stats": result.stats,
         "outputs": written,
     }
+    if data.regression:
+        summary.update({f"train_{key}": fitted[key] for key in ("rmse", "mae", "r2")})
     if not args.json:
         errors = "weighted error" if data.class_weights is not None else "errors"
-        print(f"{algorithm}: training accuracy {summary['train_accuracy']:.4f} "
-              f"({result.train_error:g} {errors} on {summary['n_rows']} rows), depth "
-              f"{tree.depth}, {tree.n_leaves} leaves, status {result.status.value}, "
-              f"{result.time_s:.3f} s")
+        if data.regression:
+            errors = "squared error"
+            print(f"{algorithm}: training RMSE {fitted['rmse']:.6g}, MAE "
+                  f"{fitted['mae']:.6g}, R² {fitted['r2']:.4f} (squared error "
+                  f"{result.train_error:.6g} on {summary['n_rows']} rows), depth "
+                  f"{tree.depth}, {tree.n_leaves} leaves, status {result.status.value}, "
+                  f"{result.time_s:.3f} s")
+        else:
+            print(f"{algorithm}: training accuracy {summary['train_accuracy']:.4f} "
+                  f"({result.train_error:g} {errors} on {summary['n_rows']} rows), depth "
+                  f"{tree.depth}, {tree.n_leaves} leaves, status {result.status.value}, "
+                  f"{result.time_s:.3f} s")
         if result.leaf_penalty:
             print(f"objective {result.objective:g} = {result.train_error:g} {errors} + "
                   f"{result.leaf_penalty:g} for each of the {tree.n_leaves} leaves")
         if "compile_s" in result.stats:
             print(f"(and {result.stats['compile_s']:.1f} s compiling the solver, once for "
                   "this computer, not counted in the time limit)")
-        print(f"balanced accuracy {summary['balanced_accuracy']:.4f}"
-              + (" (classes weighted)" if data.class_weights is not None else ""))
+        if data.regression:
+            print(data.report.task_reason)
+        else:
+            print(f"balanced accuracy {summary['balanced_accuracy']:.4f}"
+                  + (" (classes weighted)" if data.class_weights is not None else ""))
         for line in data.report.lines():
             print(line)
         if result.stats.get("reason"):
@@ -347,7 +377,11 @@ def predict(args) -> dict:
     result = predict_table(model, raw.frame)
     names = result.names
     summary = {"n_rows": len(names), "predictions": names}
-    if result.truth is not None:
+    regression = model.prep.regression
+    if regression and result.truth is not None:
+        summary.update({key: result.scores[key] for key in ("rmse", "mae", "r2")})
+        summary["n_scored"] = result.n_scored
+    elif result.truth is not None:
         summary["accuracy"] = result.accuracy
         summary["balanced_accuracy"] = result.scores["balanced_accuracy"]
         summary["per_class"] = result.scores["per_class"]
@@ -359,6 +393,10 @@ def predict(args) -> dict:
     if not args.json:
         if args.out is None:
             print("\n".join(names))
+        if regression and result.truth is not None:
+            print(f"RMSE {result.scores['rmse']:.6g}, MAE {result.scores['mae']:.6g}, "
+                  f"R² {result.scores['r2']:.4f} on {result.n_scored} rows",
+                  file=sys.stderr if args.out is None else sys.stdout)
         if result.accuracy is not None:
             print(f"accuracy {result.accuracy:.4f} on {result.n_scored} rows",
                   file=sys.stderr if args.out is None else sys.stdout)

@@ -53,6 +53,7 @@ from engine.solvers.protocol import Status
 from engine.evaluation import Plan
 from engine.training import DEFAULT_TIME_LIMIT, default_binarization, train
 from engine.tuning import Tuner, candidates
+from engine.vocabulary import CLASSIFICATION
 
 TARGET = "__orchard_target__"
 
@@ -109,7 +110,7 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
         classes = np.array(labels, dtype=object)[np.searchsorted(self.classes_, y)]
         algorithm, params = self._settings()
         binarize = self.binarize or default_binarization(algorithm)
-        options = PrepOptions(target=TARGET, binarize=binarize,
+        options = PrepOptions(target=TARGET, binarize=binarize, task=CLASSIFICATION,
                               depth=params.get("depth"),
                               kinds=_kinds(self.categorical, self.ordered),
                               orders=_orders(self.ordered))
@@ -449,7 +450,7 @@ def tune(X, y, algorithm: str = "auto", depths=None, min_leaf=None, leaf_cost=No
         table = _OrchardClassifier._table(X if frame is None else frame)
         table[TARGET] = np.array([class_label(v) for v in y], dtype=object)
         raw = RawTable(table, ",", True, "utf-8", False)
-        options = PrepOptions(target=TARGET,
+        options = PrepOptions(target=TARGET, task=CLASSIFICATION,
                               binarize=binarize or default_binarization(algorithm),
                               kinds=_kinds(categorical, ordered), orders=_orders(ordered))
         compile_ahead.start(algorithm)   # a first tuning's kernels compile meanwhile

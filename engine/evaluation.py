@@ -38,6 +38,7 @@ from engine.data.csv_reader import RawTable
 from engine.data.dataset import PrepOptions
 from engine.featurize import prepare
 from engine.data.preprocessing import class_label
+from engine.data.task import choose_task
 from engine.errors import DataError, Interrupted, ParameterError
 from engine.importance import class_probabilities, feature_importance
 from engine.metrics import confusion_matrix, matrix_from_json, matrix_to_json, roc_auc
@@ -45,6 +46,7 @@ from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
 from engine.training import train
+from engine.vocabulary import REGRESSION
 
 METHODS = ("holdout", "kfold")
 
@@ -444,8 +446,15 @@ class CrossValidation:
         frame = self.raw.frame
         target = choose_target([str(c) for c in frame.columns], self.options.target,
                                self.raw)
-        # Every split prepares its rows with this target, not one chosen on them anew.
-        self.options = replace(self.options, target=target)
+        task, _ = choose_task(target, frame[target], self.options.task)
+        if task == REGRESSION:
+            raise DataError(f"The target '{target}' holds numbers (a regression), and "
+                            "held-out evaluation and tuning of regression trees are not "
+                            "in Orchard yet: fit the tree without them, or ask for "
+                            "classification.")
+        # Every split prepares its rows with this target and task, not ones chosen on
+        # them anew (a fold may hold fewer different numbers than the whole table).
+        self.options = replace(self.options, target=target, task=task)
         codes, values = blocks.factorize(frame[target])
         rows = np.flatnonzero(codes >= 0)
         names = [class_label(v) for v in values]

@@ -68,6 +68,25 @@ def class_scores(y_true: np.ndarray, y_pred: np.ndarray, class_names: list[str],
                           for k, name in enumerate(class_names)}}
 
 
+def regression_scores(y_true: np.ndarray, y_pred: np.ndarray,
+                      w: np.ndarray | None = None) -> dict:
+    """A regression's squared error (SSE), RMSE, MAE and R² (1 - SSE / the squared
+    error of the rows' mean: 0 for predicting the mean, 1 for every row exact; when
+    every row has the same value, 1 if exact else 0, as scikit-learn's `r2_score`),
+    rows weighted by `w`, as plain numbers for a JSON summary."""
+    y_true = np.asarray(y_true, dtype=np.float64)
+    w = np.ones(len(y_true)) if w is None else np.asarray(w, dtype=np.float64)
+    total = float(w.sum())
+    if total <= 0:
+        return {"sse": 0.0, "rmse": 0.0, "mae": 0.0, "r2": 0.0}
+    residual = y_true - np.asarray(y_pred, dtype=np.float64)
+    sse = float(w @ residual ** 2)
+    spread = float(w @ (y_true - float(w @ y_true) / total) ** 2)
+    r2 = 1.0 - sse / spread if spread > 0 else (1.0 if sse == 0 else 0.0)
+    return {"sse": sse, "rmse": float(np.sqrt(sse / total)),
+            "mae": float(w @ np.abs(residual) / total), "r2": float(r2)}
+
+
 def _ranked(positive: np.ndarray, scores: np.ndarray,
             w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """Weight of the positive and of the other rows scoring at least each distinct

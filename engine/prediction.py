@@ -16,26 +16,31 @@ import numpy as np
 import pandas as pd
 
 from engine.importance import class_probabilities
-from engine.metrics import class_scores, confusion_matrix
+from engine.metrics import class_scores, confusion_matrix, regression_scores
 
 
 @dataclass
 class Predictions:
     """What a model says about each row, and, if the true class is known, how right."""
 
-    class_names: list[str]
+    class_names: list[str]                # none for a regression
     target: str
-    predicted: np.ndarray                 # class index per row
+    predicted: np.ndarray                 # class index per row (a regression: number)
     leaf: np.ndarray                      # node id of the leaf / class terminal per row
     probability: np.ndarray               # the predicted class's share of that leaf
     truth: np.ndarray | None = None       # class index per row; -1: missing or unknown
     known: np.ndarray | None = None       # the rows whose class is given
     accuracy: float | None = None         # over rows with a known class
-    scores: dict | None = None            # class_scores over rows with a known class
+    scores: dict | None = None            # class_scores (a regression: regression_scores)
+    #                                       over rows with a known class (value)
     confusion: np.ndarray | None = None   # rows: true class, columns: predicted
 
     @property
     def names(self) -> list[str]:
+        """Each row's prediction as text: its class name, or a regression's number (as
+        Python writes it back, to the last bit)."""
+        if self.predicted.dtype.kind == "f":
+            return [repr(float(v)) for v in self.predicted]
         return [self.class_names[k] for k in self.predicted]
 
     @property
@@ -48,6 +53,8 @@ def predict_table(model, frame: pd.DataFrame) -> Predictions:
     """Predict every row of `frame` (raw cells, as read) with a Tree or Diagram."""
     X = model.prep.transform(frame)   # once: the leaves and shares read the same rows
     predicted = model.predict(X)
+    if model.prep.regression:
+        return _regression(model, frame, X, predicted)
     probability = class_probabilities(model, X)[np.arange(len(X)), predicted]
     result = Predictions(list(model.class_names), model.prep.target, predicted,
                          model.apply(X), probability)
@@ -63,6 +70,19 @@ def predict_table(model, frame: pd.DataFrame) -> Predictions:
         result.scores = class_scores(truth[seen], predicted[seen], result.class_names)
         result.confusion = confusion_matrix(truth[seen], predicted[seen],
                                             len(result.class_names))
+    return result
+
+
+def _regression(tree, frame: pd.DataFrame, X: np.ndarray, predicted: np.ndarray
+                ) -> Predictions:
+    """`predict_table` of a regression tree: no class shares (NaN), and when the table
+    has the target, the RMSE, MAE and R² of the rows whose value is given."""
+    result = Predictions([], tree.prep.target, predicted, tree.apply(X),
+                         np.full(len(X), np.nan))
+    if tree.prep.target in frame.columns:
+        truth = tree.prep.labels(frame[tree.prep.target])   # NaN where missing
+        result.truth, result.known = truth, ~np.isnan(truth)
+        result.scores = regression_scores(truth[result.known], predicted[result.known])
     return result
 
 

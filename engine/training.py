@@ -12,7 +12,7 @@ from typing import Any, Callable
 from engine.data.dataset import Dataset, inconsistent_rows
 from engine.errors import DataError, ParameterError
 from engine.model.feature_space import on_features
-from engine.solvers import compile_ahead, get_solver
+from engine.solvers import compile_ahead, get_solver, solvers_for
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Result, Status
 from engine.solvers.warm_start import warm_started
@@ -42,6 +42,11 @@ def check_data(algorithm: str, data: Dataset) -> None:
                         "binarisation (quantile:K or midpoints) for the numeric columns.")
     if data.n_rows == 0:
         raise DataError("There are no rows to train on.")
+    if data.prep.task not in solver.tasks:
+        able = ", ".join(solvers_for(data.prep.task))
+        raise DataError(f"'{algorithm}' grows classification trees only, and the target "
+                        f"'{data.prep.target}' holds numbers (a regression): use {able}, "
+                        "or ask for classification.")
     if solver.consistent_only:
         contradicting = inconsistent_rows(data)
         if contradicting:

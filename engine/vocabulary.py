@@ -12,3 +12,9 @@ MISSING_POLICIES = ("route", "impute", "indicator", "drop")
 # What a tuning may rank settings by (`Tuner(metric=...)`, `orchard tune --metric`).
 METRICS = {"accuracy": "accuracy", "balanced": "balanced accuracy",
            "auc": "AUC (two classes)"}
+
+# What a tree predicts: a class, or a number (a leaf's mean).  `auto` (the default)
+# chooses from the target column (`engine.data.tasks.choose_task`).
+CLASSIFICATION = "classification"
+REGRESSION = "regression"
+TASKS = (CLASSIFICATION, REGRESSION)

@@ -24,6 +24,7 @@ from engine.evaluation import Plan
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
 from engine.training import default_binarization
+from engine.vocabulary import CLASSIFICATION
 from gui import file_settings
 from gui import settings as user_settings
 from gui.algorithm_panel import is_sat
@@ -234,9 +235,12 @@ class DataController(QObject):
 
     # -------------------------------------------------------------- options
     def prep_options(self) -> PrepOptions:
-        """The options chosen in the panel and the column table."""
+        """The options chosen in the panel and the column table.  The window grows
+        classification trees only, so far: its target is a class column whatever it
+        holds (regression trees come to the window next, issue 47)."""
         win = self.win
         return PrepOptions(target=win.data_panel.target(), ignore=win.columns.ignore(),
+                           task=CLASSIFICATION,
                            kinds=win.columns.kinds(), orders=win.columns.orders(),
                            missing=win.data_panel.missing(),
                            binarize=win.data_panel.binarize(),
@@ -265,7 +269,7 @@ class DataController(QObject):
             merge_duplicates=bool(settings.get("merge_duplicates")),
             remove_redundant=bool(settings.get("remove_redundant")),
             class_weight=settings.get("class_weight") or None,
-            depth=self.win.depth_spin.value())
+            depth=self.win.depth_spin.value(), task=CLASSIFICATION)
 
     def depth_changed(self) -> None:
         """The greedy tree of the chosen depth picks guided thresholds and a value

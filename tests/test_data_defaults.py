@@ -95,20 +95,27 @@ def test_cli_categorical_overrides_the_id_guess(tmp_path, capsys):
 
 
 # --------------------------------------------------------- many-class targets
+# (a target of many numbers is a regression unless classes are asked for)
+AS_CLASSES = PrepOptions(task="classification")
+
+
 def test_a_120_class_numeric_target_is_questioned_not_refused(tmp_path):
-    data = prepare(read_table(price_csv(tmp_path / "price.csv")))
+    data = prepare(read_table(price_csv(tmp_path / "price.csv")), AS_CLASSES)
     assert data.n_classes == 120
     assert data.report.target_doubt == ("The class column 'price' has 120 different "
                                         "numbers; is it really the class?")
     assert len(data.report.warnings) == 1 and "--target" in data.report.warnings[0]
-    fine = prepare(read_table(price_csv(tmp_path / "few.csv", classes=6)))
+    fine = prepare(read_table(price_csv(tmp_path / "few.csv", classes=6)), AS_CLASSES)
     assert fine.report.target_doubt == "" and fine.report.warnings == []
 
 
 @pytest.mark.parametrize("classes, doubt", [(20, False), (21, True), (50, True)])
 def test_numeric_targets_are_questioned_above_twenty_classes(tmp_path, classes, doubt):
-    data = prepare(read_table(price_csv(tmp_path / "p.csv", classes=classes)))
+    data = prepare(read_table(price_csv(tmp_path / "p.csv", classes=classes)), AS_CLASSES)
     assert bool(data.report.target_doubt) == doubt
+    # asked nothing, such a target is a regression above twenty values (issue 47)
+    assert prepare(read_table(price_csv(tmp_path / "p.csv", classes=classes))
+                   ).regression == doubt
 
 
 def test_many_text_classes_are_questioned_above_fifty(tmp_path):
@@ -121,12 +128,14 @@ def test_many_text_classes_are_questioned_above_fifty(tmp_path):
 
 def test_a_clearly_wrong_target_is_still_refused(tmp_path):
     with pytest.raises(DataError, match="measurement rather than a class"):
-        prepare(read_table(price_csv(tmp_path / "p.csv", classes=100, rows=150)))
+        prepare(read_table(price_csv(tmp_path / "p.csv", classes=100, rows=150)),
+                AS_CLASSES)
 
 
 def test_cli_warns_in_one_sentence_and_goes_on(tmp_path, capsys):
     path = price_csv(tmp_path / "price.csv")
-    code = main(["fit", str(path), "--algo", "greedy", "--depth", "2", "--json"])
+    code = main(["fit", str(path), "--algo", "greedy", "--depth", "2", "--json",
+                 "--task", "classification"])
     out, err = capsys.readouterr()
     assert code == 0
     warning = [line for line in err.splitlines() if "Warning" in line]

@@ -247,10 +247,14 @@ def test_categorical_override_groups_numbers_as_text_values():
     assert groups and all(isinstance(v, str) for f in groups for v in f.value)
 
 
-def test_a_measurement_as_target_is_refused():
+def test_a_measurement_as_target_is_a_regression_and_refused_as_a_class():
     rows = "\n".join(f"{i % 3} {i * 0.37:.2f}" for i in range(120))
+    data = prepare(parse_text(rows))
+    assert data.regression and data.n_classes == 0 and data.y.dtype == np.float64
+    np.testing.assert_allclose(data.y, [round(i * 0.37, 2) for i in range(120)])
+    assert "120 different values" in data.report.task_reason
     with pytest.raises(DataError, match="looks like a measurement"):
-        prepare(parse_text(rows))
+        prepare(parse_text(rows), PrepOptions(task="classification"))
     assert prepare(parse_text(rows), PrepOptions(target="first")).n_classes == 3
 
 

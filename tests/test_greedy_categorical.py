@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 import pytest
 
-from engine.solvers.greedy.kernel import grow_tree
+from engine.solvers.greedy.kernel import NO_TARGET, grow_tree
 
 NO_STOP = np.zeros(1)
 MARGIN = 1e-9  # relative cost gap below which two splits count as equally good
@@ -28,6 +28,7 @@ def _grow(X, y, w, n_classes, max_depth, min_leaf_weight, n_categories, dtype=np
         float(min_leaf_weight),
         NO_STOP,
         np.asarray(n_categories, dtype=np.int64),
+        NO_TARGET,
     )
 
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from sklearn.tree import DecisionTreeClassifier
 
-from engine.solvers.greedy.kernel import grow_tree
+from engine.solvers.greedy.kernel import NO_TARGET, grow_tree
 
 NO_STOP = np.zeros(1)
 TIE_MARGIN = 1e-9  # relative cost gap below which two candidate splits count as tied
@@ -38,6 +38,7 @@ def _grow(X, y, n_classes, max_depth, min_leaf_weight=1.0, w=None, control=NO_ST
         float(min_leaf_weight),
         control,
         np.zeros(np.shape(X)[1], dtype=np.int64),  # no categorical feature
+        NO_TARGET,
     )
     assert not tree[5].any()  # so no node has a subset
     return tree[:5] + tree[6:]  # (feature, threshold, left, right, value, stopped)

@@ -44,6 +44,9 @@ class PrepOptions:
     # The levels of each ordered column, lowest first (`ColumnKind.ORDERED`; a column
     # declared ordered without levels gets `featurize.ordered.guess_order`'s)
     orders: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # "auto" (from the target: `engine.data.task.choose_task`), "classification" or
+    # "regression"
+    task: str = "auto"
 
 
 def counted(n: int, noun: str) -> str:
@@ -75,6 +78,8 @@ class PrepReport:
     class_weights: str = ""   # e.g. "approved × 1, declined × 3", if weighted
     # What reading the file changed (renamed columns, rewritten numbers): `RawTable.notes`.
     reading: list[str] = field(default_factory=list)
+    task: str = ""          # what the tree predicts (classification or regression)
+    task_reason: str = ""   # why, in one sentence (`choose_task`)
 
     def lines(self) -> list[str]:
         """Plain sentences for each change that was made."""
@@ -148,7 +153,13 @@ class Dataset:
 
     @property
     def n_classes(self) -> int:
+        """How many classes the target has; 0 for a regression."""
         return len(self.prep.class_names)
+
+    @property
+    def regression(self) -> bool:
+        """Whether `y` holds numbers to predict (float64) rather than class indices."""
+        return self.prep.regression
 
     @property
     def is_binary(self) -> bool:

@@ -18,6 +18,7 @@ from engine.data import blocks
 from engine.data.columns import ColumnKind, to_numbers
 from engine.data.features import EQ, IN, LE, NUM, Feature
 from engine.errors import DataError
+from engine.vocabulary import CLASSIFICATION, REGRESSION
 
 # `guided` tops the greedy trees' thresholds up with this many quantile bins.
 GUIDED_QUANTILES = 10
@@ -130,13 +131,21 @@ def class_label(text: str) -> str:
 
 @dataclass
 class Preprocessing:
+    """The recipe from a raw table to features, and what the target is: classes
+    (`class_names`) or, for a regression `task`, numbers (no class names)."""
+
     target: str
     class_names: list[str]
     columns: list[InputColumn]
     features: list[Feature]
     missing: str = "route"
     binarize: str = "none"
+    task: str = CLASSIFICATION
     _by_name: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def regression(self) -> bool:
+        return self.task == REGRESSION
 
     # ---------------------------------------------------------------- applying
     @property
@@ -186,7 +195,13 @@ class Preprocessing:
                                                                 done))
 
     def labels(self, cells: pd.Series) -> np.ndarray:
-        """Class indices of raw target cells; -1 for a class the model never saw."""
+        """Class indices of raw target cells; -1 for a class the model never saw.  A
+        regression's target values instead (float64, NaN where a cell is missing or
+        not a number)."""
+        if self.regression:
+            if isinstance(cells, np.ndarray) and cells.dtype != np.float64:
+                cells = pd.Series(cells, name=self.target)
+            return to_numbers(cells)
         index = {name: i for i, name in enumerate(self.class_names)}
         codes, values = blocks.factorize(cells)
         lookup = np.array([index.get(class_label(v), -1) for v in values] + [-1],
@@ -203,7 +218,7 @@ class Preprocessing:
         used = {f.column for f in kept}
         return Preprocessing(self.target, self.class_names,
                              [c for c in self.columns if c.name in used], kept,
-                             self.missing, self.binarize)
+                             self.missing, self.binarize, self.task)
 
     # ------------------------------------------------------------ persistence
     def to_dict(self) -> dict:
@@ -215,6 +230,7 @@ class Preprocessing:
             "features": [f.to_dict() for f in self.features],
             "missing": self.missing,
             "binarize": self.binarize,
+            "task": self.task,
         }
 
     @classmethod
@@ -223,7 +239,7 @@ class Preprocessing:
                    [InputColumn(c["name"], ColumnKind(c["kind"]), c["fill"])
                     for c in d["columns"]],
                    [Feature.from_dict(f) for f in d["features"]],
-                   d["missing"], d["binarize"])
+                   d["missing"], d["binarize"], d.get("task", CLASSIFICATION))
 
 
 def _numeric_tests(numbers, missing, fill):

@@ -36,7 +36,7 @@ from engine.evaluation import Plan
 from engine.experiments.tasks import Task
 from engine.solvers import get_solver
 from engine.training import default_binarization
-from engine.vocabulary import MISSING_POLICIES
+from engine.vocabulary import CLASSIFICATION, MISSING_POLICIES
 
 KEYS = ("datasets", "target", "algorithms", "depth", "folds", "holdout", "time_limit",
         "seed", "binarize", "missing", "params")
@@ -69,7 +69,9 @@ class Sweep:
             for algorithm in self.algorithms:
                 solver = get_solver(algorithm)
                 seeded = any(p.name == "seed" for p in solver.params)
+                # a sweep measures classification trees (its table's columns)
                 options = PrepOptions(target=self.target, missing=self.missing,
+                                      task=CLASSIFICATION,
                                       binarize=self.binarize
                                       or default_binarization(algorithm))
                 for grid_point, depth, seed in itertools.product(

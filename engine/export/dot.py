@@ -36,6 +36,10 @@ def _label(lines: list[str]) -> str:
 
 
 def _counts(tree: Tree, node: int) -> str:
+    if tree.regression:
+        leaf = leaf_summary(tree, node)
+        return (f"{count_text(tree, leaf.weight)}, mean {leaf.class_name}, rmse "
+                f"{format_number(leaf.spread)}")
     weights = tree.value[node]
     parts = [f"{name} {format_number(float(w))}"
              for name, w in zip(tree.class_names, weights) if w > 0]

@@ -102,6 +102,12 @@ def _condition(test: Test, variables: dict[str, int]) -> str:
     return f"(m{i} or {holds})" if test.routed else f"(not m{i} and {holds})"
 
 
+def _prediction(leaf) -> str:
+    """A leaf's answer as Python source: its class name, or its mean (`repr`: the same
+    float back, to the last bit)."""
+    return repr(leaf.class_name) if leaf.mean is None else repr(leaf.mean)
+
+
 def to_python(tree: Tree, function_name: str = "predict") -> str:
     """Source of a standard-library-only module defining `function_name(row)`."""
     if (not function_name.isidentifier() or keyword.iskeyword(function_name)
@@ -117,15 +123,18 @@ def to_python(tree: Tree, function_name: str = "predict") -> str:
                 + [INDENT + line for line in if_true]
                 + ["else:"] + [INDENT + line for line in if_false])
 
-    body = fold(tree, lambda node: [f"return {leaf_summary(tree, node).class_name!r}"],
+    body = fold(tree, lambda node: [f"return {_prediction(leaf_summary(tree, node))}"],
                 branch)
 
     listing = "\n".join(
         f"  {c.name!r}: {'number' if c.numeric else 'text'}, "
         f"{_literal(c.fill)} when missing" for c in columns) or "  (none)"
-    doc = (f"Decision tree exported from Orchard: {function_name}(row) -> class name.\n\n"
-           + (f"{tree.edit_note}\n\n" if tree.edits else "") +
-           f"Classes: {', '.join(repr(name) for name in tree.class_names)}\n"
+    answer = ("a number (the mean target of the leaf's training rows)" if tree.regression
+              else "class name")
+    outputs = ("Regression tree: every leaf returns a float.\n" if tree.regression else
+               f"Classes: {', '.join(repr(name) for name in tree.class_names)}\n")
+    doc = (f"Decision tree exported from Orchard: {function_name}(row) -> {answer}.\n\n"
+           + (f"{tree.edit_note}\n\n" if tree.edits else "") + outputs +
            f"Target column: {tree.prep.target!r}\n"
            f"Columns used (kind, value assumed for a missing cell):\n{listing}\n\n"
            f"`row` maps column names to raw values: text as read from a CSV file,\n"

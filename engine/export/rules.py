@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 
-from engine.data.features import EQ, LE
+from engine.data.features import EQ, LE, format_number
 from engine.export.walk import Split, Test, count_text, fold, leaf_summary
 
 if TYPE_CHECKING:
@@ -27,6 +27,8 @@ INDENT = "    "
 def _leaf_text(tree: Tree, node: int) -> str:
     leaf = leaf_summary(tree, node)
     counts = count_text(tree, leaf.weight)
+    if leaf.mean is not None:   # a regression's leaf: its mean, and its rows' spread
+        return f"-> {leaf.class_name}  ({counts}, rmse {format_number(leaf.spread)})"
     if leaf.weight > 0:
         counts += f", {100 * leaf.confidence:.0f}% of node"
     return f"-> {leaf.class_name}  ({counts})"
@@ -45,18 +47,22 @@ def nested_rules(tree: Tree) -> str:
 
 @dataclass
 class Rule:
-    """One root-to-leaf path: IF all `conditions` THEN `class_name`."""
+    """One root-to-leaf path: IF all `conditions` THEN `class_name` (a regression's:
+    the leaf's mean, its rows' root mean squared error around it in `spread`)."""
 
     conditions: list[str]
     class_name: str
     support: float     # share of the total training weight reaching the leaf
     confidence: float  # weight of the predicted class / weight at the leaf
     weight: float      # training weight reaching the leaf
+    spread: float | None = None
 
     def text(self) -> str:
         body = " AND ".join(self.conditions) if self.conditions else "TRUE"
+        quality = (f"confidence {100 * self.confidence:.1f}%" if self.spread is None
+                   else f"rmse {format_number(self.spread)}")
         return (f"IF {body} THEN {self.class_name}  [support "
-                f"{100 * self.support:.1f}%, confidence {100 * self.confidence:.1f}%]")
+                f"{100 * self.support:.1f}%, {quality}]")
 
 
 Condition = tuple[Test, bool]  # a test and whether it holds on the path
@@ -102,7 +108,7 @@ def simplify(conditions: list[Condition]) -> list[Condition]:
 
 def flat_rules(tree: Tree) -> list[Rule]:
     """One rule per leaf, in tree order, with simplified conditions."""
-    total = float(tree.value[0].sum())
+    total = float(tree.node_weights[0])
 
     def leaf(node: int) -> list[tuple[list[Condition], int]]:
         return [([], node)]
@@ -117,7 +123,8 @@ def flat_rules(tree: Tree) -> list[Rule]:
         rules.append(Rule([test.text(holds, full=True) for test, holds in simplify(path)],
                           summary.class_name,
                           summary.weight / total if total > 0 else 0.0,
-                          summary.confidence, summary.weight))
+                          summary.confidence, summary.weight,
+                          None if summary.mean is None else summary.spread))
     return rules
 
 

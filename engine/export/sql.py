@@ -99,12 +99,21 @@ def _compare(column: str, op: str, value: float | str) -> str:
 
 
 def to_sql(tree: Tree) -> str:
-    """One `CASE WHEN ... END` expression (nested for subtrees) giving the class name."""
+    """One `CASE WHEN ... END` expression (nested for subtrees) giving the class name
+    (a regression's: the leaf's mean)."""
     def branch(s: Split, if_true: list[str], if_false: list[str]) -> list[str]:
         return ([f"CASE WHEN {condition(s.test)} THEN"]
                 + [INDENT + line for line in if_true]
                 + ["ELSE"] + [INDENT + line for line in if_false] + ["END"])
 
-    body = fold(tree, lambda node: [string(leaf_summary(tree, node).class_name)], branch)
+    def leaf(node: int) -> list[str]:
+        summary = leaf_summary(tree, node)
+        return [string(summary.class_name) if summary.mean is None
+                else _literal(summary.mean)]
+
+    body = fold(tree, leaf, branch)
     note = f"-- {tree.edit_note}\n" if tree.edits else ""
-    return HEADER + note + "\n".join(body) + "\n"
+    header = HEADER.replace("the predicted class", "the predicted number (the mean "
+                            "target of the leaf's training rows)") if tree.regression \
+        else HEADER
+    return header + note + "\n".join(body) + "\n"

@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+import math
+
 import numpy as np
 
 from engine.data.features import EQ, IN, LE, MISSING, NUM, Feature, format_number
@@ -260,14 +262,22 @@ def fold(tree: Tree, leaf: Callable[[int], T],
 
 @dataclass(frozen=True)
 class LeafSummary:
-    """What a leaf predicts and how much training weight backs it."""
+    """What a leaf predicts and how much training weight backs it.  A regression's
+    leaf predicts `mean` (shown as `class_name`, rounded), its rows spread around it
+    by `spread` (their root mean squared error), and has no confidence."""
 
     class_name: str
     weight: float      # total training weight reaching the leaf
     confidence: float  # weight of the predicted class / weight (0 for an empty leaf)
+    mean: float | None = None
+    spread: float = 0.0
 
 
 def leaf_summary(tree: Tree, node: int) -> LeafSummary:
+    if tree.regression:
+        weight, mean, squared = (float(v) for v in tree.value[node])
+        spread = math.sqrt(squared / weight) if weight > 0 else 0.0
+        return LeafSummary(format_number(mean), weight, 0.0, mean, spread)
     label = int(tree.label[node])
     weight = float(tree.value[node].sum())
     confidence = float(tree.value[node][label]) / weight if weight > 0 else 0.0
@@ -285,5 +295,6 @@ def count_text(model: Tree | Diagram, weight: float) -> str:
     """A node's training weight as exports print it: "n=12" when the weights are row
     counts, "weight=102.67" when class weights made them sums of weights (read as a
     row count, "n=102.666" misled)."""
-    whole = np.allclose(model.value, np.round(model.value))
+    weights = model.node_weights
+    whole = np.allclose(weights, np.round(weights))
     return f"{'n' if whole else 'weight'}={format_number(weight)}"

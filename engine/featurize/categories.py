@@ -23,6 +23,9 @@ ones (issue 45).  The orders sort blocks by shares smoothed toward the column's
 (LightGBM's `cat_smooth`).  Under the `route` missing policy a missing cell is a
 block of its own, so each group says whether it holds missing cells.
 
+A regression target (`n_classes` 0, `y` the numbers) has one order, by the values'
+mean targets: the best subset for squared error is a prefix of it (Fisher 1958).
+
 A column that looks like an identifier (`identifier_reason`: many values, most rows
 on rare ones, and nothing learnt from them on held-out folds) is left out of the
 default by the recipe, with one sentence saying how to keep it.
@@ -84,11 +87,16 @@ def value_groups(name: str, values: list[str], codes: np.ndarray, y: np.ndarray,
                  w: np.ndarray, n_classes: int, route: bool) -> list[Feature]:
     """The order-prefix groups and single values of a text column (see the module
     docstring).  `codes`: each row's value code, `len(values)` for a missing cell
-    (under `route`; otherwise cells were filled before coding)."""
+    (under `route`; otherwise cells were filled before coding).  `n_classes` 0: `y`
+    holds a regression's numbers."""
     V = len(values)
     rank = ranked(codes, V)
-    weight = np.bincount(codes * n_classes + y, weights=w,
-                         minlength=(V + 1) * n_classes).reshape(V + 1, n_classes)
+    if n_classes == 0:   # each value's weight and weighted sum of the target
+        weight = np.column_stack([np.bincount(codes, weights=w, minlength=V + 1),
+                                  np.bincount(codes, weights=w * y, minlength=V + 1)])
+    else:
+        weight = np.bincount(codes * n_classes + y, weights=w,
+                             minlength=(V + 1) * n_classes).reshape(V + 1, n_classes)
     counts = np.bincount(codes, minlength=V + 1)
     has_missing = route and counts[V] > 0
     features: list[Feature] = []
@@ -98,7 +106,7 @@ def value_groups(name: str, values: list[str], codes: np.ndarray, y: np.ndarray,
             features.append(Feature(name, EQ, values[c], flag))
     if V > 2 or has_missing:
         features.extend(_prefix_groups(name, values, weight, counts, has_missing, rank,
-                                       rare_floor(len(codes))))
+                                       rare_floor(len(codes)), n_classes == 0))
     return distinct(features)
 
 
@@ -118,12 +126,13 @@ def pooled_codes(counts: np.ndarray, floor: int) -> np.ndarray:
     return blocks
 
 
-def _prefix_groups(name, values, weight, counts, has_missing, rank, floor):
+def _prefix_groups(name, values, weight, counts, has_missing, rank, floor, regression):
     """Groups "in the first j blocks" of each class-share order of the blocks (a value,
     the pooled rare values, or missing; `pooled_codes`).  A block's shares are
     smoothed toward the column's (`floor` rows of the column's shares added to its
     own, as LightGBM's `cat_smooth` does), so a small block sits near the middle of
-    every order rather than at an end."""
+    every order rather than at an end.  In `regression` `weight` holds each value's
+    weight and target sum, and the one order is by smoothed mean."""
     V = len(values)
     blocks_of = pooled_codes(counts, floor)
     n_blocks = int(blocks_of.max()) + 1
@@ -134,12 +143,15 @@ def _prefix_groups(name, values, weight, counts, has_missing, rank, floor):
     if len(present) < 2:
         return []
     block_weight = block_weight[present]
-    totals = block_weight.sum(axis=1)
-    n_classes = weight.shape[1]
-    classes = [1] if n_classes == 2 else \
-        list(np.argsort(-block_weight.sum(axis=0), kind="stable")[:MAX_ORDERS])
-    prior = block_weight.sum(axis=0) / max(totals.sum(), 1e-300)
-    share = (block_weight + floor * prior) / (totals + floor)[:, None]
+    if regression:
+        totals, sums = block_weight[:, 0], block_weight[:, 1:]
+        classes = [0]
+    else:
+        totals, sums = block_weight.sum(axis=1), block_weight
+        classes = [1] if weight.shape[1] == 2 else \
+            list(np.argsort(-block_weight.sum(axis=0), kind="stable")[:MAX_ORDERS])
+    prior = sums.sum(axis=0) / max(totals.sum(), 1e-300)
+    share = (sums + floor * prior) / (totals + floor)[:, None]
     features = []
     for k in classes:
         order = np.lexsort((np.arange(len(present)), share[:, k]))
@@ -175,7 +187,8 @@ def identifier_reason(name: str, codes: np.ndarray, n_values: int, y: np.ndarray
     one class: exact on the training rows, below the majority class on new ones.  So
     a column with many values, most rows on rare values, whose values' class shares
     (estimated on four fifths of the rows, smoothed toward the column's) predict the
-    other fifth's classes no better than the shares of all rows, is left out."""
+    other fifth's classes no better than the shares of all rows, is left out.  A
+    regression's (`n_classes` 0, `y` its numbers): the values' mean targets."""
     present = codes < n_values
     rows = int(present.sum())
     counts = np.bincount(codes[present], minlength=n_values)
@@ -183,10 +196,12 @@ def identifier_reason(name: str, codes: np.ndarray, n_values: int, y: np.ndarray
     floor = rare_floor(rows)
     if seen < IDENTIFIER_VALUES or 2 * counts[counts < floor].sum() < rows:
         return None
-    if held_out_gain(codes[present], n_values, y[present], n_classes, floor) > 0:
+    gain = held_out_gain if n_classes else _held_out_gain_numbers
+    if gain(codes[present], n_values, y[present], n_classes, floor) > 0:
         return None
     return (f"it looks like an identifier, {seen:,} values on {rows / seen:.1f} rows "
-            "each on average whose classes predicted nothing on held-out rows; keep "
+            f"each on average whose {'classes' if n_classes else 'means'} predicted "
+            "nothing on held-out rows; keep "
             f"it with --categorical {name}, “Use as: categorical” in the app or "
             f"categorical=['{name}'] in a notebook")
 
@@ -221,6 +236,31 @@ def held_out_gain(codes: np.ndarray, n_values: int, y: np.ndarray, n_classes: in
         by_value = rows * (shares ** 2).sum(axis=1) - 2 * (held * shares).sum(axis=1)
         by_prior = rows * (prior ** 2).sum() - 2 * held @ prior
         gain += float((by_prior - by_value).sum())
+    return gain / max(len(codes), 1)
+
+
+def _held_out_gain_numbers(codes: np.ndarray, n_values: int, y: np.ndarray, _: int,
+                           smoothing: float) -> float:
+    """`held_out_gain` of a regression: how much smaller each row's squared error is
+    when predicted by its value's mean target on the other folds (smoothed toward
+    theirs by `smoothing` rows of their mean) than by their mean alone."""
+    fold = np.random.default_rng(0).integers(0, IDENTIFIER_FOLDS, len(codes))
+    y = y - y.mean()   # (squares of values far from zero would swamp the errors)
+
+    def sums(rows) -> np.ndarray:   # each value's rows, sum of targets, of squares
+        return np.stack([np.bincount(codes[rows], weights=part[rows], minlength=n_values)
+                         for part in (np.ones(len(y)), y, y * y)])
+    total = sums(slice(None))
+    gain = 0.0
+    for f in range(IDENTIFIER_FOLDS):
+        held = sums(fold == f)
+        count, target_sum, _ = total - held
+        prior = target_sum.sum() / max(count.sum(), 1.0)
+        mean = (target_sum + smoothing * prior) / (count + smoothing)
+
+        def error(guess):   # summed squared error of the held rows predicted by guess
+            return float((held[2] - 2 * guess * held[1] + held[0] * guess ** 2).sum())
+        gain += error(prior) - error(mean)
     return gain / max(len(codes), 1)
 
 

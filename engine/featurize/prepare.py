@@ -26,8 +26,10 @@ from engine.data.dataset import (MANY_CLASSES, MANY_NUMBER_CLASSES, MAX_CLASSES_
                                  merge_duplicates)
 from engine.data.features import LE, NUM, Feature
 from engine.data.preprocessing import Binarization
+from engine.data.task import choose_task
 from engine.errors import DataError, Progress
 from engine.featurize import recipe
+from engine.vocabulary import CLASSIFICATION, REGRESSION
 
 
 def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
@@ -48,6 +50,7 @@ def prepare(raw: RawTable, options: PrepOptions = PrepOptions(),
     report.rows_missing_target = int((~has_target).sum())
     if report.rows_missing_target:
         frame = frame[has_target]
+    report.task, report.task_reason = choose_task(target, frame[target], options.task)
     names = [name for name in frame.columns if name != target]
     columns, missing = _typed_inputs(names, lambda j: _text_column(frame[names[j]]),
                                      options, report, progress)
@@ -70,7 +73,8 @@ def prepare_numbers(X: np.ndarray, names: list[str], labels: np.ndarray,
     target = str(options.target)
     _check_names([*names, target], target, options)
     labels = np.asarray(labels, dtype=object)
-    if not options.ignore and not options.kinds:
+    report.task, report.task_reason = choose_task(target, labels, options.task)
+    if not options.ignore and not options.kinds and report.task == CLASSIFICATION:
         two_valued = recipe.fit_two_valued(X, names, target, labels, options.missing,
                                            Binarization.parse(options.binarize))
         if two_valued is not None:
@@ -118,20 +122,32 @@ def _prepared(columns: dict, missing: dict, target: str, classes: np.ndarray,
         raise DataError("No rows are left after removing rows with missing values.")
 
     identifiers: dict[str, str] = {}
+    if report.task == REGRESSION:
+        _check_regression(options)
     prep = recipe.fit(table, target, kinds, options.missing,
                       Binarization.parse(options.binarize), progress, options.depth,
                       options.class_weight, chosen=options.kinds, left_out=identifiers,
-                      orders=options.orders, notes=report.warnings)
+                      orders=options.orders, notes=report.warnings, task=report.task)
     report.ignored_columns.update(identifiers)
     report.warnings.extend(f"Column '{name}' was left out: {reason}."
                            for name, reason in identifiers.items())
     if not prep.columns:
         raise DataError(_nothing_left(report.ignored_columns))
-    _check_classes(prep, target, n_rows, report)
+    if not prep.regression:
+        _check_classes(prep, target, n_rows, report)
     dtype = np.uint8 if prep.all_binary else np.float64
     _check_room(n_rows, len(prep.features), np.dtype(dtype).itemsize)
     X = prep.transform_columns(table, n_rows, progress, dtype)
     return _dataset(prep, X, table[target], options, report, progress)
+
+
+def _check_regression(options: PrepOptions) -> None:
+    """Refuse the options that need classes when the target is a regression's."""
+    for wanted, what in ((options.class_weight is not None, "class weights do"),
+                         (options.drop_inconsistent, "dropping contradicting rows does")):
+        if wanted:
+            raise DataError(f"The target holds numbers (a regression), so {what} not "
+                            "apply: leave that option out, or ask for classification.")
 
 
 def _check_classes(prep, target: str, n_rows: int, report: PrepReport) -> None:

@@ -30,7 +30,7 @@ from engine.errors import DataError
 from engine.featurize.categories import (SMALL_COLUMN, distinct, group, identifier_reason,
                                          pooled_codes, ranked, rare_floor, value_groups)
 from engine.featurize.ordered import guess_order, ordered_features, unordered_values
-from engine.vocabulary import MISSING_POLICIES
+from engine.vocabulary import CLASSIFICATION, MISSING_POLICIES, REGRESSION
 
 
 @dataclass
@@ -54,7 +54,7 @@ def fit(frame: Mapping, target: str, kinds: dict[str, ColumnKind], missing: str,
         class_weight=None, chosen: Collection[str] = (),
         left_out: dict[str, str] | None = None,
         orders: dict[str, tuple[str, ...]] | None = None,
-        notes: list[str] | None = None) -> Preprocessing:
+        notes: list[str] | None = None, task: str = CLASSIFICATION) -> Preprocessing:
     """Learn fills, thresholds and value groups from `frame` (`frame[name]`: a numeric
     column's float values, NaN missing, as `prepare` parsed them; a text column's
     cells, a categorical Series; the target's cells).
@@ -68,15 +68,18 @@ def fit(frame: Mapping, target: str, kinds: dict[str, ColumnKind], missing: str,
     (`categories.identifier_reason`) is left out, and why is written into `left_out`
     (name -> reason), unless its kind was `chosen` by the user.  An ordered column
     is split between its `orders` levels (`featurize.ordered`), guessed when not
-    given; a sentence about values outside them goes to `notes`.
+    given; a sentence about values outside them goes to `notes`.  A regression `task`
+    has numbers for a target: the guide is a regression tree and groups follow means.
     """
     if missing not in MISSING_POLICIES:
         raise DataError(f"Unknown missing-value policy '{missing}': use "
                         f"{', '.join(MISSING_POLICIES)}.")
     route = missing == "route"
-    class_names = _class_names(frame[target])
-    y = Preprocessing(target, class_names, [], []).labels(frame[target])
-    known = y >= 0
+    regression = task == REGRESSION
+    class_names = [] if regression else _class_names(frame[target])
+    y = Preprocessing(target, class_names, [], [], task=task).labels(frame[target])
+    known = ~np.isnan(y) if regression else y >= 0
+    n_classes = len(class_names)   # 0: the target's numbers
     w = np.ones(int(known.sum()))
     if class_weight is not None:
         w = class_factors(class_weight, y[known], class_names, w)[y[known]]
@@ -88,7 +91,7 @@ def fit(frame: Mapping, target: str, kinds: dict[str, ColumnKind], missing: str,
         reason = None if name in chosen or kind != ColumnKind.CATEGORICAL else \
             identifier_reason(name, np.where(column.missing, len(column.values),
                                              column.codes)[known],
-                              len(column.values), y[known], len(class_names))
+                              len(column.values), y[known], n_classes)
         if reason is None:
             columns.append(column)
         elif left_out is not None:
@@ -101,7 +104,7 @@ def fit(frame: Mapping, target: str, kinds: dict[str, ColumnKind], missing: str,
     if (binarize.mode == "guided" and several) or any(len(c.values) > SMALL_COLUMN
                                                       for c in texts):
         keep = guide([c for c in columns if c.input.kind != ColumnKind.ORDERED], y[known],
-                     w, known, len(class_names), depth, progress)
+                     w, known, n_classes, depth, progress)
     features = []
     for position, column in enumerate(columns):
         if progress is not None:
@@ -115,11 +118,11 @@ def fit(frame: Mapping, target: str, kinds: dict[str, ColumnKind], missing: str,
                 notes.append(note)
         else:
             features.extend(_features(column, binarize, keep, y[known], w, known,
-                                      len(class_names), route))
+                                      n_classes, route))
         if missing == "indicator" and column.missing.any():
             features.append(Feature(column.input.name, MISSING))
     return Preprocessing(target, class_names, [c.input for c in columns], features,
-                         missing, str(binarize))
+                         missing, str(binarize), task)
 
 
 def _class_names(cells) -> list[str]:
@@ -238,8 +241,9 @@ def guide(columns: list[_Column], y: np.ndarray, w: np.ndarray, known: np.ndarra
           n_classes: int, depth: int | None, progress=None) -> dict:
     """The splits of the greedy tree of `depth` on the columns: (column name, route
     flag) -> its thresholds on a numeric column, column name -> the groups it splits a
-    text column by (as `Feature`s)."""
-    from engine.solvers.greedy.kernel import grow_tree  # numba: loaded only when used
+    text column by (as `Feature`s).  `n_classes` 0: `y` holds a regression's numbers
+    (the tree is a regression tree)."""
+    from engine.solvers.greedy.kernel import grow_tree, target_arguments  # numba: here
 
     matrix, meaning, n_categories = [], [], []
     floor = rare_floor(int(known.sum()))
@@ -263,10 +267,11 @@ def guide(columns: list[_Column], y: np.ndarray, w: np.ndarray, known: np.ndarra
     del matrix   # its columns are in X now (at 3 M rows, 0.5 GB less while the tree grows)
     depth = GUIDED_DEPTH if depth is None else max(int(depth), 0)
     control = np.zeros(4)   # control[0] != 0 stops the kernel
+    labels, n_classes, target = target_arguments(y, n_classes)
     feature, threshold, _, _, _, subset, _ = _polling(
-        grow_tree, (X, np.ascontiguousarray(y, dtype=np.int64),
-                    np.ascontiguousarray(w, dtype=np.float64), n_classes, depth, 1.0,
-                    control, np.array(n_categories, dtype=np.int64)), control, progress)
+        grow_tree, (X, labels, np.ascontiguousarray(w, dtype=np.float64), n_classes,
+                    depth, 1.0, control, np.array(n_categories, dtype=np.int64), target),
+        control, progress)
     found: dict = {}
     for node, (f, t) in enumerate(zip(feature, threshold)):
         if f < 0:
@@ -296,15 +301,16 @@ def greedy_thresholds(features: list[Feature], X: np.ndarray, y: np.ndarray,
     A greedy tree of depth D is the top of the greedy tree of any larger depth, so
     these thresholds serve every depth up to D.
     """
-    from engine.solvers.greedy.kernel import grow_tree  # numba: loaded only when used
+    from engine.solvers.greedy.kernel import grow_tree, target_arguments  # numba: here
 
     depth = GUIDED_DEPTH if depth is None else max(int(depth), 0)
     control = np.zeros(4)
+    labels, n_classes, target = target_arguments(y, n_classes)
     feature, threshold, *_ = _polling(
-        grow_tree, (np.ascontiguousarray(X, dtype=np.float64),
-                    np.ascontiguousarray(y, dtype=np.int64),
+        grow_tree, (np.ascontiguousarray(X, dtype=np.float64), labels,
                     np.ascontiguousarray(w, dtype=np.float64), n_classes, depth, 1.0,
-                    control, np.zeros(X.shape[1], dtype=np.int64)), control, progress)
+                    control, np.zeros(X.shape[1], dtype=np.int64), target),
+        control, progress)
     return tree_thresholds(feature, threshold, features)
 
 

@@ -78,6 +78,11 @@ class Diagram:
         return len(self.layer)
 
     @property
+    def node_weights(self) -> np.ndarray:
+        """The training weight reaching each node (terminals included)."""
+        return self.value.sum(axis=1)
+
+    @property
     def n_classes(self) -> int:
         return len(self.prep.class_names)
 

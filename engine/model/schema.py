@@ -12,7 +12,9 @@ and features.py writes):
 
 - `format` is `orchard-tree` or `orchard-diagram`, `version` a whole number no
   newer than this Orchard's;
-- the preprocessing recipe: a `target` name, distinct class names (at least one),
+- the preprocessing recipe: a `target` name, a `task` (classification when absent,
+  as files before regression trees have it), distinct class names (at least one;
+  none for a regression),
   a known missing-value policy and binarisation, input columns with distinct names,
   a known kind and a fill (text, or a number for a numeric column), and features
   that each test one of those columns with a known operator and a value that
@@ -21,7 +23,8 @@ and features.py writes):
   range: features below the recipe's feature count, children among the nodes
   (diagrams: or the class terminals `m + c`), labels among the classes; thresholds
   are numbers (infinity allowed, NaN not); class weights are rows of `n_classes`
-  finite numbers of at least 0;
+  finite numbers of at least 0 (a regression's rows are a weight and a squared
+  error of at least 0 around a finite mean, and its labels are 0);
 - the node graph from the root has no cycle, so every path ends in a leaf or a
   class terminal.  A tree is a tree (every node reached from node 0 exactly once)
   with children after their parent, as `Tree.depth` and the drawing assume; a
@@ -48,7 +51,7 @@ from engine.data.features import EQ, IN, LE, MISSING, NUM
 from engine.data.preprocessing import Binarization
 from engine.errors import DataError
 from engine.model import diagram, tree
-from engine.vocabulary import MISSING_POLICIES
+from engine.vocabulary import CLASSIFICATION, MISSING_POLICIES, REGRESSION, TASKS
 
 FORMATS = {tree.FORMAT: tree.FORMAT_VERSION, diagram.FORMAT: diagram.FORMAT_VERSION}
 MAX_NODES = 10_000_000
@@ -87,6 +90,9 @@ def validate(d, source: str = "The model document") -> None:
         if d["format"] == tree.FORMAT:
             _tree(nodes, n_features, n_classes)
             _edits(d)
+        elif n_classes == 0:
+            raise _Problem("a decision diagram predicts classes, but its recipe is a "
+                           "regression's")
         else:
             _diagram(d, nodes, n_features, n_classes)
     except _Problem as problem:
@@ -95,10 +101,16 @@ def validate(d, source: str = "The model document") -> None:
 
 # ------------------------------------------------------------------ the recipe
 def _preprocessing(prep: dict) -> tuple[int, int]:
-    """(number of features, number of classes) of a sound recipe."""
+    """(number of features, number of classes) of a sound recipe; 0 classes for a
+    regression."""
     _get(prep, "target", str, "preprocessing.")
+    regression = _choice({"task": CLASSIFICATION, **prep}, "task", TASKS,
+                         "preprocessing") == REGRESSION
     classes = _get(prep, "class_names", list, "preprocessing.")
-    if not classes:
+    if regression and classes:
+        raise _Problem("'preprocessing.class_names' names classes, but the task is "
+                       "regression")
+    if not classes and not regression:
         raise _Problem("'preprocessing.class_names' is empty")
     _each(classes, "preprocessing.class_names", lambda v: isinstance(v, str), "text")
     _distinct(classes, "preprocessing.class_names", "class")
@@ -191,6 +203,9 @@ def _tree(nodes: dict, n_features: int, n_classes: int) -> None:
                 if not 0 <= child < n:
                     raise _Problem(f"node {k}'s {side} child {_show(child)} is not one of the "
                                    f"{n} nodes")
+        if n_classes == 0:
+            _regression_value(value[k], label[k], f"'nodes.value[{k}]'")
+            continue
         _index(label[k], n_classes, f"node {k}'s class", "classes")
         _weights(value[k], n_classes, f"'nodes.value[{k}]'")
 
@@ -382,6 +397,15 @@ def _weights(counts, n_classes: int, where: str) -> None:
             _is_finite(c) and c >= 0 for c in counts):
         raise _Problem(f"{where} is not a list of {n_classes} class weights (finite "
                        "numbers of at least 0)")
+
+
+def _regression_value(value, label: int, where: str) -> None:
+    if not isinstance(value, list) or len(value) != 3 or not all(map(_is_finite, value)) \
+            or value[0] < 0 or value[2] < 0:
+        raise _Problem(f"{where} is not a regression node's [weight, mean, squared error] "
+                       "(finite numbers, the weight and the error at least 0)")
+    if label != 0:
+        raise _Problem(f"{where[:-1]}'s label is {_show(label)}: a regression node's is 0")
 
 
 def _is_int(value) -> bool:

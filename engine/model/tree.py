@@ -4,7 +4,9 @@ Node 0 is the root.  An internal node sends a row to `left` when
 `x[feature] <= threshold`, else to `right`; binary features use threshold 0.5, so
 their right branch is where the feature's test holds.  `value` holds the training
 weight of each class at every node (for display and rule confidence) and `label`
-the class a node predicts, so empty leaves still predict something sensible.
+the class a node predicts, so empty leaves still predict something sensible.  A
+regression tree (`prep.task`) holds each node's training weight, mean target (what
+it predicts) and squared error in `value` (three columns) instead; its `label` is 0.
 The tree keeps the `Preprocessing` it was trained through, which lets it predict on
 raw tables and be saved and reloaded as one JSON document.  A tree edited by hand
 lists its edits (`edits`), which its JSON and exports repeat (`edit_note`).
@@ -41,15 +43,24 @@ class Tree:
     @classmethod
     def from_arrays(cls, feature, threshold, left, right, value,
                     prep: Preprocessing) -> Tree:
-        """Tree from solver arrays; each node predicts its majority class.
+        """Tree from solver arrays; each node predicts its majority class (regression:
+        `value` rows of weight, mean and squared error; a node predicts its mean).
 
-        A node without training weight predicts its parent's class (ties between
-        classes go to the smallest class index).
+        A node without training weight predicts its parent's class or mean (ties
+        between classes go to the smallest class index).
         """
         feature = np.asarray(feature, dtype=np.int32)
         left = np.asarray(left, dtype=np.int32)
         right = np.asarray(right, dtype=np.int32)
-        value = np.asarray(value, dtype=np.float64).reshape(len(feature), -1)
+        value = np.array(value, dtype=np.float64).reshape(len(feature), -1)
+        if prep.regression:
+            label = np.zeros(len(feature), dtype=np.int32)
+            for node in range(len(feature)):  # parents come before children
+                for child in (left[node], right[node]):
+                    if child >= 0 and value[child, 0] == 0:
+                        value[child, 1] = value[node, 1]
+            return cls(feature, np.asarray(threshold, dtype=np.float64), left, right,
+                       value, label, prep)
         label = np.argmax(value, axis=1).astype(np.int32)
         for node in range(len(feature)):  # parents come before children
             for child in (left[node], right[node]):
@@ -75,6 +86,28 @@ class Tree:
     def n_nodes(self) -> int:
         return len(self.feature)
 
+    @property
+    def regression(self) -> bool:
+        return self.prep.regression
+
+    @property
+    def node_weights(self) -> np.ndarray:
+        """The training weight reaching each node."""
+        return self.value[:, 0].copy() if self.regression else self.value.sum(axis=1)
+
+    @property
+    def node_errors(self) -> np.ndarray:
+        """Each node's training error were it a leaf: its misclassified weight, or its
+        squared error in regression."""
+        if self.regression:
+            return self.value[:, 2].copy()
+        return self.value.sum(axis=1) - self.value[np.arange(self.n_nodes), self.label]
+
+    @property
+    def predicted(self) -> np.ndarray:
+        """What each node predicts: a class index, or a regression's mean."""
+        return self.value[:, 1].copy() if self.regression else self.label.astype(np.int64)
+
     def is_leaf(self, node: int) -> bool:
         return self.feature[node] < 0
 
@@ -88,8 +121,7 @@ class Tree:
         every node keeps): how a greedy tree meets a cost per leaf.  A split that does
         not pay for its extra leaf becomes a leaf (ties too: the smaller tree)."""
         n = self.n_nodes
-        leaf_cost = self.value.sum(axis=1) - self.value[np.arange(n), self.label] \
-            + leaf_penalty
+        leaf_cost = self.node_errors + leaf_penalty
         cost, cut = leaf_cost.copy(), self.feature < 0
         for node in range(n - 1, -1, -1):   # children come after their parents
             if not cut[node]:
@@ -173,15 +205,21 @@ class Tree:
         return hit
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """Class index predicted for each row of the feature matrix X."""
-        return self.label[self.apply(X)].astype(np.int64)
+        """Class index (regression: value) predicted for each row of the feature
+        matrix X."""
+        return self.predicted[self.apply(X)]
 
     def predict_frame(self, frame: pd.DataFrame) -> np.ndarray:
-        """Class index for each row of a raw table (text cells), via `prep`."""
+        """Class index (regression: value) for each row of a raw table (text cells),
+        via `prep`."""
         return self.predict(self.prep.transform(frame))
 
     def error(self, X: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> float:
-        """Total weight of misclassified rows."""
+        """Total weight of misclassified rows; a regression's weighted sum of squared
+        errors."""
+        if self.regression:
+            squared = (np.asarray(y, dtype=np.float64) - self.predict(X)) ** 2
+            return float(squared.sum() if w is None else w @ squared)
         wrong = self.predict(X) != y
         return float(wrong.sum() if w is None else w[wrong].sum())
 

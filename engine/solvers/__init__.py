@@ -6,6 +6,7 @@ from engine.solvers.registry import (
     get_solver,
     register,
     solver_names,
+    solvers_for,
 )
 
-__all__ = ["default_solver_name", "get_solver", "register", "solver_names"]
+__all__ = ["default_solver_name", "get_solver", "register", "solver_names", "solvers_for"]

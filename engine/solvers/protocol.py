@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from engine.errors import ParameterError
+from engine.vocabulary import CLASSIFICATION
 
 
 class Status(str, Enum):
@@ -122,6 +123,17 @@ def leaf_penalty(params: dict[str, Any], total_weight: float) -> float:
     return float(params.get("leaf_cost", 0.0)) * float(total_weight)
 
 
+def error_scale(data) -> float:
+    """What `leaf_cost` is a share of: the training weight (the most rows a tree can
+    misclassify), or a regression's squared error around its mean (a single leaf's
+    error, as pystreed's `cost_complexity` for regression)."""
+    w = np.asarray(data.w, dtype=np.float64)
+    if not data.regression:
+        return float(w.sum())
+    mean = float(w @ data.y) / max(float(w.sum()), 1e-300)
+    return float(w @ (data.y - mean) ** 2)
+
+
 @dataclass
 class Result:
     """A solver's answer.  With a cost per leaf (`leaf_penalty` > 0) the search
@@ -160,6 +172,9 @@ class Solver(ABC):
     # True when the solver only accepts data some tree classifies without error: rows
     # with identical features and different classes must be dropped first.
     consistent_only: ClassVar[bool] = False
+    # What the solver's trees predict: classes, and numbers too for a solver that also
+    # minimises squared error (a regression target; `error_scale`).
+    tasks: ClassVar[tuple[str, ...]] = (CLASSIFICATION,)
     params: ClassVar[tuple[Param, ...]] = (DEPTH,)
     # Other names a parameter answers to: the one word every tree solver takes for the
     # same thing (DL8.5's `min_support` is everyone's `min_leaf`).

@@ -11,6 +11,7 @@ import importlib
 
 from engine.errors import ParameterError
 from engine.solvers.protocol import Solver
+from engine.vocabulary import CLASSIFICATION
 
 # Each solver's name and the module that registers it, in the window's order.
 FAMILIES = {"greedy": "engine.solvers.greedy", "auto": "engine.solvers.auto",
@@ -42,6 +43,12 @@ def solver_names() -> list[str]:
     return list(dict.fromkeys([*FAMILIES, *_SOLVERS]))
 
 
-def default_solver_name() -> str:
-    """The contract's default (DESIGN.md)."""
-    return "blossom"
+def default_solver_name(task: str = CLASSIFICATION) -> str:
+    """The contract's default (DESIGN.md); for a regression, the one solver that grows
+    regression trees so far (issue 47 brings the exact ones)."""
+    return "blossom" if task == CLASSIFICATION else "greedy"
+
+
+def solvers_for(task: str) -> list[str]:
+    """The names of the solvers whose trees can predict for `task` (imports them all)."""
+    return [name for name in FAMILIES if task in get_solver(name).tasks]

@@ -10,9 +10,11 @@ import numpy as np
 
 from engine.model.tree import Tree
 from engine.solvers import kernel_support as ks
-from engine.solvers.greedy.kernel import grow_tree
-from engine.solvers.protocol import DEPTH, LEAF_COST, Param, Result, Solver, leaf_penalty
+from engine.solvers.greedy.kernel import grow_tree, target_arguments
+from engine.solvers.protocol import (DEPTH, LEAF_COST, Param, Result, Solver, error_scale,
+                                     leaf_penalty)
 from engine.solvers.registry import register
+from engine.vocabulary import CLASSIFICATION, REGRESSION
 
 
 @register
@@ -23,6 +25,7 @@ class Greedy(Solver):
                "any data, no optimality proof.")
     needs = "any"
     proves_optimality = False
+    tasks = (CLASSIFICATION, REGRESSION)
     params = (DEPTH,
               Param("min_leaf", "float", 1.0,
                     "Minimum total weight (rows) in each leaf.", 1.0, None),
@@ -38,15 +41,16 @@ class Greedy(Solver):
         X = np.asarray(data.X)
         if not (X.dtype == np.uint8 and X.flags.c_contiguous):
             X = ks.kernel_array(X, np.float64, monitor.checkpoint)
-        y = np.ascontiguousarray(data.y, dtype=np.int64)
+        labels, n_classes, target = target_arguments(data.y, data.n_classes)
         w = np.ascontiguousarray(data.w, dtype=np.float64)
         no_categories = np.zeros(X.shape[1], dtype=np.int64)
         feature, threshold, left, right, value, _subset, stopped = ks.run(
-            monitor, grow_tree, (X, y, w, data.n_classes, params["depth"],
-                                 float(params["min_leaf"]), monitor.control, no_categories),
+            monitor, grow_tree, (X, labels, w, n_classes, params["depth"],
+                                 float(params["min_leaf"]), monitor.control, no_categories,
+                                 target),
             work=work(X, params["depth"]))
         tree = Tree.from_arrays(feature, threshold, left, right, value, data.prep)
-        penalty = leaf_penalty(params, w.sum())
+        penalty = leaf_penalty(params, error_scale(data))
         if penalty:   # grown as CART grows, then pruned for the cost of its leaves
             tree = tree.pruned(penalty)
         result = Result(tree, tree.error(data.X, data.y, data.w), 0.0, False,

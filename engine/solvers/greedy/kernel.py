@@ -36,6 +36,18 @@ distinct values are distinct (scikit-learn casts ``X`` to float32 and treats
 values closer than 1e-7 as equal), and the build can be interrupted through
 ``control``.
 
+Regression
+----------
+Given a numeric ``target`` the kernel grows scikit-learn's
+``DecisionTreeRegressor(criterion="squared_error")`` instead, by the same code: a
+row's single "class" (``n_classes`` 1) adds ``w * target`` instead of ``w``, so the
+Gini proxy above becomes ``S_L^2 / W_L + S_R^2 / W_R`` (``S`` the weighted sum of
+the target), the proxy whose maximum minimises the children's summed squared error.
+A node is pure when its squared error is a rounding of its targets' squared sum
+(which also scales the tie tolerance). The share order of a categorical feature is
+then the order of its categories' mean targets, and a prefix of it is the best
+subset for squared error (Fisher, 1958) under the same ``min_leaf_weight`` caveat.
+
 Categorical features (subset splits)
 ------------------------------------
 scikit-learn's trees have no categorical splits; these follow Breiman et al.
@@ -103,6 +115,16 @@ from engine.solvers import kernel_support as ks
 
 PURE_TOLERANCE = 1e-12
 TIE_TOLERANCE = 1e-12
+NO_TARGET = np.zeros(0)   # grow_tree's `target` for a classification tree
+
+
+def target_arguments(y: np.ndarray, n_classes: int) -> tuple:
+    """grow_tree's (y, n_classes, target) for class indices `y` of `n_classes` classes,
+    or for a regression's numbers `y` (`n_classes` 0)."""
+    if n_classes == 0:
+        return (np.zeros(len(y), dtype=np.int64), 1,
+                np.ascontiguousarray(y, dtype=np.float64))
+    return np.ascontiguousarray(y, dtype=np.int64), n_classes, NO_TARGET
 
 
 @njit(cache=True, nogil=True)
@@ -172,17 +194,22 @@ def _sort_codes(codes, scratch, key, n):
 
 
 @njit(cache=True, nogil=True)
-def _count_categories(xj, y, w, rows, n_cat, n_classes, cat_counts, cat_total, present):
-    """Weighted class counts cat_counts[v, k] and totals cat_total[v] of the categories
-    v < n_cat over `rows`; present[:p] = the codes of positive total weight,
-    increasing. Returns p."""
+def _count_categories(xj, y, w, target, rows, n_cat, n_classes, cat_counts, cat_total,
+                      present):
+    """Weighted class counts cat_counts[v, k] (regression: the weighted sum of the
+    target, cat_counts[v, 0]) and totals cat_total[v] of the categories v < n_cat over
+    `rows`; present[:p] = the codes of positive total weight, increasing. Returns p."""
     for v in range(n_cat):
         cat_total[v] = 0.0
         for k in range(n_classes):
             cat_counts[v, k] = 0.0
+    regression = target.shape[0] > 0
     for i in rows:
         v = int(xj[i])
-        cat_counts[v, y[i]] += w[i]
+        if regression:
+            cat_counts[v, 0] += w[i] * target[i]
+        else:
+            cat_counts[v, y[i]] += w[i]
         cat_total[v] += w[i]
     n_present = 0
     for v in range(n_cat):
@@ -204,20 +231,21 @@ def _share_order(cat_counts, cat_total, c, present, n_present, order, scratch, k
 
 
 @njit(cache=True, nogil=True)
-def _best_subset(xj, n_cat, y, w, rows, node_total, total, n_classes, min_leaf_weight,
-                 best_proxy, tolerance, left, cat_counts, cat_total, present, order,
-                 scratch, key, best_subset):
+def _best_subset(xj, n_cat, y, w, target, rows, node_total, total, n_classes,
+                 min_leaf_weight, best_proxy, tolerance, left, cat_counts, cat_total,
+                 present, order, scratch, key, best_subset):
     """Scan the categorical feature `xj` (see the module docstring) against the
     incumbent `best_proxy`. Returns (proxy, improved); when improved,
     best_subset[:n_cat] marks the categories of the reported (smaller) left side."""
-    n_present = _count_categories(xj, y, w, rows, n_cat, n_classes, cat_counts,
+    n_present = _count_categories(xj, y, w, target, rows, n_cat, n_classes, cat_counts,
                                   cat_total, present)
+    regression = target.shape[0] > 0
     improved = False
     if n_present < 2:
         return best_proxy, improved
     first = 1 if n_classes == 2 else 0
     for c in range(first, n_classes):
-        if node_total[c] <= 0.0:
+        if node_total[c] <= 0.0 and not regression:
             continue
         _share_order(cat_counts, cat_total, c, present, n_present, order, scratch, key)
         for k in range(n_classes):
@@ -475,10 +503,10 @@ def _columns(X, n_categories, binary, column, control):
 
 
 @njit(cache=True, nogil=True)
-def _best_split(Xv, B, binary, column, n_categories, y, w, rows, total, n_classes,
-                min_leaf_weight, sorted_rows, slot, start, y8, w_same, control,
-                bit_left, bit_weight, cat_counts, cat_total, present, order, scratch,
-                key, best_subset):
+def _best_split(Xv, B, binary, column, n_categories, y, w, target, rows, total, scale,
+                n_classes, min_leaf_weight, sorted_rows, slot, start, y8, w_same,
+                control, bit_left, bit_weight, cat_counts, cat_total, present, order,
+                scratch, key, best_subset):
     """Best (feature, threshold) for the node holding `rows`; feature -1 if none,
     -2 if control[0] became nonzero (polled before each feature).
 
@@ -494,12 +522,22 @@ def _best_split(Xv, B, binary, column, n_categories, y, w, rows, total, n_classe
     which visits the rows in random order: it reads their classes from y8 (y as
     uint8; empty when n_classes > 256) and, when every weight is w_same[0] (w_same
     has 1 entry, else 0), takes that weight instead of reading w.
+
+    Regression (`target` not empty, n_classes 1): the single "class" of a row adds
+    w[i] * target[i] instead of w[i], so the proxy is S_L^2 / W_L + S_R^2 / W_R, which
+    minimises the children's summed squared error (CART's, scikit-learn's
+    `squared_error`). `scale` bounds the proxy (the node's weight; regression: its
+    weighted sum of squared targets) and sets the tie tolerance.
     """
     n = rows.shape[0]
+    regression = target.shape[0] > 0
     left = np.empty(n_classes)
     right_total = np.zeros(n_classes)
     for i in rows:
-        right_total[y[i]] += w[i]
+        if regression:
+            right_total[0] += w[i] * target[i]
+        else:
+            right_total[y[i]] += w[i]
     n_bits = B.shape[1]
     if n_bits > 0:
         if control[0] != 0.0:
@@ -512,9 +550,17 @@ def _best_split(Xv, B, binary, column, n_categories, y, w, rows, total, n_classe
         # Adding 0.0 for a row of value 1 leaves each sum (>= +0.0) as it is: the
         # sums are those of the rows of value 0, in row order, without a branch.
         for i in rows:
-            left_y = bit_left[y[i]]
             w_i = w[i]
             bits = B[i]
+            if regression:
+                left_y = bit_left[0]
+                a_i = w_i * target[i]
+                for s in range(n_bits):
+                    zero = bits[s] == 0
+                    left_y[s] += a_i if zero else 0.0
+                    bit_weight[s] += w_i if zero else 0.0
+                continue
+            left_y = bit_left[y[i]]
             for s in range(n_bits):
                 add = w_i if bits[s] == 0 else 0.0
                 left_y[s] += add
@@ -522,7 +568,7 @@ def _best_split(Xv, B, binary, column, n_categories, y, w, rows, total, n_classe
     best_feature = -1
     best_threshold = 0.0
     best_proxy = -np.inf
-    tolerance = TIE_TOLERANCE * total
+    tolerance = TIE_TOLERANCE * scale
     for j in range(binary.shape[0]):
         if control[0] != 0.0:
             return -2, 0.0
@@ -539,7 +585,7 @@ def _best_split(Xv, B, binary, column, n_categories, y, w, rows, total, n_classe
         xj = Xv[column[j]]
         if n_categories[j] > 0:
             best_proxy, improved = _best_subset(
-                xj, n_categories[j], y, w, rows, right_total, total, n_classes,
+                xj, n_categories[j], y, w, target, rows, right_total, total, n_classes,
                 min_leaf_weight, best_proxy, tolerance, left, cat_counts, cat_total,
                 present, order, scratch, key, best_subset)
             if improved:
@@ -561,7 +607,9 @@ def _best_split(Xv, B, binary, column, n_categories, y, w, rows, total, n_classe
         for p in range(start + 1, end):
             if not same:
                 w_i = w[i]
-            if small:
+            if regression:
+                left[0] += w_i * target[i]
+            elif small:
                 left[y8[i]] += w_i
             else:
                 left[y[i]] += w_i
@@ -598,8 +646,10 @@ def _push(stack, top, start, end, depth, parent, is_left):
 
 
 @njit(cache=True, nogil=True)
-def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control, n_categories):
-    """Grow a greedy Gini tree (see the module docstring for the rules).
+def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control, n_categories,
+              target):
+    """Grow a greedy Gini tree, or a squared-error one for a numeric `target` (see the
+    module docstring for the rules).
 
     X: float64[n, f] (0/1, continuous or category codes) or uint8[n, f] (0/1 or
     category codes), y: int64[n] classes in [0, n_classes), w: float64[n] >= 0
@@ -610,7 +660,9 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control, n_categor
     presort, before each feature of a split search or of a partition).
     n_categories: int64[f], 0 for an ordinary feature, V > 0 for a categorical one
     whose column holds the codes 0 .. V-1 (not checked: another value is undefined
-    behaviour). At most 2^31 - 1 rows (ValueError).
+    behaviour). target: float64[0] for classification; for regression float64[n],
+    the value of each row (y is then ignored and n_classes must be 1). At most
+    2^31 - 1 rows (ValueError).
 
     Returns (feature int32[m], threshold float64[m], left int32[m], right int32[m],
     value float64[m, n_classes], subset uint8[m, Vmax], stopped bool), with
@@ -621,9 +673,21 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control, n_categor
     0.5 and sends rows with subset[node, X[i, feature]] == 1 to `left`, the others
     to `right`. subset rows of the other nodes are zero. value[node, k] is the
     total weight of class k among the training rows reaching the node, for every
-    node.
+    node; in regression value float64[m, 3] holds each node's total weight, mean
+    target and squared error (the weighted sum of squared differences from that mean).
     """
     n, n_features = X.shape
+    regression = target.shape[0] > 0
+    if regression and (n_classes != 1 or target.shape[0] != n):
+        raise ValueError("regression takes n_classes 1 and a target per row")
+    offset = 0.0
+    if regression:   # centred: sums of squares far from zero would lose the errors
+        w_sum = 0.0
+        for i in range(n):
+            w_sum += w[i]
+            offset += w[i] * target[i]
+        offset = offset / w_sum if w_sum > 0.0 else 0.0
+        target = target - offset
     if n_categories.shape[0] != n_features:
         raise ValueError("n_categories needs one entry per feature")
     if n > 2147483647:
@@ -642,7 +706,7 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control, n_categor
     threshold = np.zeros(capacity)
     left = np.full(capacity, -1, dtype=np.int32)
     right = np.full(capacity, -1, dtype=np.int32)
-    value = np.zeros((capacity, n_classes))
+    value = np.zeros((capacity, 3 if regression else n_classes))
     subset = np.zeros((capacity, v_max), dtype=np.uint8)
     # Scratch of the categorical splits, allocated once.
     cat_counts = np.empty((v_max, n_classes))
@@ -673,7 +737,7 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control, n_categor
     # The scans of the presorted rows read y and w in random order: y8 is y in an
     # eighth of the memory, and w_same = [w] when every weight is w (`==`; the sums
     # are the same as with w[i]: equal numbers added in the same order, from +0.0).
-    y8 = np.empty(n if n_classes <= 256 else 0, dtype=np.uint8)
+    y8 = np.empty(n if n_classes <= 256 and not regression else 0, dtype=np.uint8)
     for i in range(y8.shape[0]):
         y8[i] = y[i]
     w_same = np.empty(1)
@@ -701,9 +765,22 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control, n_categor
                 right[parent] = node
         segment = rows[start:end]
         counts = value[node]
-        for i in segment:
-            counts[y[i]] += w[i]
-        total = counts.sum()
+        if regression:
+            for i in segment:
+                counts[0] += w[i]
+                counts[1] += w[i] * target[i]
+                counts[2] += w[i] * target[i] * target[i]
+            total = counts[0]
+            scale = counts[2]
+            # squared error (weight x variance) at most a rounding of the squares' sum
+            pure = total <= 0.0 or \
+                counts[2] - counts[1] * counts[1] / total <= PURE_TOLERANCE * scale
+        else:
+            for i in segment:
+                counts[y[i]] += w[i]
+            total = counts.sum()
+            scale = total
+            pure = _gini(counts, total) <= PURE_TOLERANCE
 
         if not stopped and control[0] != 0.0:
             stopped = True
@@ -711,7 +788,7 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control, n_categor
             stopped
             or depth >= max_depth
             or total < 2.0 * min_leaf_weight
-            or _gini(counts, total) <= PURE_TOLERANCE
+            or pure
         ):
             continue
         if node == 0 and n_sorted > 0:
@@ -738,8 +815,8 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control, n_categor
             if stopped:
                 continue
         best_feature, best_threshold = _best_split(
-            Xv, B, binary, column, n_categories, y, w, segment, total, n_classes,
-            min_leaf_weight, sorted_rows, slot, start, y8, w_same, control,
+            Xv, B, binary, column, n_categories, y, w, target, segment, total, scale,
+            n_classes, min_leaf_weight, sorted_rows, slot, start, y8, w_same, control,
             bit_left, bit_weight, cat_counts, cat_total, present, order, scratch,
             key, best_subset
         )
@@ -806,6 +883,11 @@ def grow_tree(X, y, w, n_classes, max_depth, min_leaf_weight, control, n_categor
         _push(stack, top + 1, start, start + n_left, depth + 1, node, 1)
         top += 2
 
+    if regression:   # (weight, sum, sum of squares) of the centred target -> (W, mean, SSE)
+        for node in range(m):
+            W, S, Q = value[node, 0], value[node, 1], value[node, 2]
+            value[node, 1] = offset + (S / W if W > 0.0 else 0.0)
+            value[node, 2] = max(Q - S * S / W, 0.0) if W > 0.0 else 0.0
     return (
         feature[:m].copy(),
         threshold[:m].copy(),
