@@ -134,17 +134,16 @@ def collapse(tree: Tree, node: int) -> Tree:
 
 # ------------------------------------------------------------------ figures
 def training_error(tree: Tree, node: int = 0) -> float:
-    """Misclassified training weight under `node` (the whole tree by default), from
-    the class weights the tree keeps at its leaves."""
+    """Misclassified training weight (a regression's squared error) under `node` (the
+    whole tree by default), from what the tree keeps at its leaves."""
     leaves = [k for k in subtree_nodes(tree, node) if tree.is_leaf(k)]
-    value = tree.value[leaves]
-    return float(value.sum() - value[np.arange(len(leaves)), tree.label[leaves]].sum())
+    return float(tree.node_errors[leaves].sum())
 
 
 def training_confusion(tree: Tree) -> np.ndarray:
     """The training confusion matrix (rows: true class, columns: predicted), from the
-    class weights at the leaves."""
-    n = tree.value.shape[1]
+    class weights at the leaves; empty for a regression (no classes)."""
+    n = len(tree.class_names)
     matrix = np.zeros((n, n))
     for k in np.flatnonzero(tree.feature < 0):
         matrix[:, tree.label[k]] += tree.value[k]

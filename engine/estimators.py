@@ -1,15 +1,21 @@
 """scikit-learn estimators over Orchard's engine: the notebook API (`import orchard`).
 
-`OptimalTreeClassifier` and `DecisionDiagramClassifier` fit the same way `orchard fit`
-does (same preparation, binarisation, solvers and model), so a tree found in a
-notebook equals the one the command line finds on the same data and settings, and
-saves to the same JSON model file.  They follow scikit-learn's estimator contract
-(parameters stored as given, input checked by `validate_data`, fitted attributes
-ending in `_`), so pipelines, grid search and pickling work.
+`OptimalTreeClassifier`, `DecisionDiagramClassifier` and `OptimalTreeRegressor` fit
+the same way `orchard fit` does (same preparation, binarisation, solvers and model),
+so a tree found in a notebook equals the one the command line finds on the same data
+and settings, and saves to the same JSON model file.  They follow scikit-learn's
+estimator contract (parameters stored as given, input checked by `validate_data`,
+fitted attributes ending in `_`), so pipelines, grid search and pickling work.
+`_OrchardEstimator` holds what they share (fitting through `engine.training.train`,
+predicting through the model's preprocessing, the exports and the model file); the
+classifiers add classes, the regressor a numeric target (each leaf predicts the
+weighted mean of its rows, the tree minimising the weighted squared error).
 
 Input: a numeric array, or a pandas DataFrame whose text columns are prepared as the
 CLI prepares them (value groups; missing cells routed by each test).  Labels may be of any type; the
-model file records them as text, as the CLI would read them from a CSV.
+model file records them as text, as the CLI would read them from a CSV.  A
+regression's target must be numbers (NaN refused: a CSV row without a target is left
+out by the CLI, and a notebook should say so rather than drop it silently).
 
 scikit-learn is needed only here (`pip install orchard[notebook]`).
 """
@@ -26,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 try:
-    from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import (
         _check_sample_weight,
@@ -53,7 +59,7 @@ from engine.solvers.protocol import Status
 from engine.evaluation import Plan
 from engine.training import DEFAULT_TIME_LIMIT, default_binarization, train
 from engine.tuning import Tuner, candidates
-from engine.vocabulary import CLASSIFICATION
+from engine.vocabulary import CLASSIFICATION, REGRESSION
 
 TARGET = "__orchard_target__"
 
@@ -66,75 +72,73 @@ def _check_targets(y: np.ndarray) -> None:
         check_classification_targets(y)
 
 
-class _OrchardClassifier(ClassifierMixin, BaseEstimator):
-    """What both estimators share: fitting through `engine.training.train`, predicting
-    through the model's preprocessing, and the exports."""
+class _OrchardEstimator(BaseEstimator):
+    """What every estimator here shares: fitting through `engine.training.train` (the
+    CLI's preparation of the same rows, with the task `_task`), predicting through the
+    model's preprocessing, the exports and the model file.  A subclass says what its
+    target is (`_targets`), what it runs (`_settings`) and what it needs of its model
+    to predict (`_hold`)."""
 
-    _algorithm_default = "auto"
+    _task = CLASSIFICATION
 
     def _settings(self) -> tuple[str, dict]:
+        """(algorithm, the solver's parameters) of this estimator's parameters."""
         raise NotImplementedError
 
-    # ------------------------------------------------------------ fitting
-    def _class_factors(self, labels: list[str], codes: np.ndarray) -> np.ndarray:
-        """Each row's class weight, by the engine's one definition (per row, as
-        scikit-learn's `compute_sample_weight`, so "balanced" ignores sample weights)."""
-        weights = self.class_weight
-        if isinstance(weights, dict):
-            weights = {class_label(value): weight for value, weight in weights.items()}
-        try:
-            return class_factors(weights, codes, labels, np.ones(len(codes)))[codes]
-        except OrchardError as error:
-            raise ValueError(str(error)) from error
+    def _targets(self, y: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(each row's target cell as the preparation reads it, the rows' weights) of
+        the checked `y` and the sample weights; the fitted target attributes are set
+        here (a classifier's `classes_`)."""
+        raise NotImplementedError
 
+    def _hold(self, model) -> None:
+        """Take `model` (fitted here, or loaded) as the one this estimator predicts
+        with."""
+        self.model_ = model
+
+    # ------------------------------------------------------------ fitting
     def fit(self, X, y, sample_weight=None):
         """Train on X (array or DataFrame) and y; `sample_weight` weighs the rows."""
         frame = X if isinstance(X, pd.DataFrame) else None
         X, y = validate_data(self, X, y, dtype=None if frame is not None else "numeric",
-                             ensure_all_finite=False if frame is not None else "allow-nan")
-        _check_targets(y)
+                             ensure_all_finite=False if frame is not None else "allow-nan",
+                             y_numeric=self._task == REGRESSION)
         if len(y) < 2:
             raise ValueError(f"Fitting needs at least 2 samples; got {len(y)} sample.")
         weights = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if not np.isfinite(weights).all() or (weights < 0).any():
             raise ValueError("sample_weight must be finite and not negative.")
-        self.classes_ = np.unique(y)
-        labels = [class_label(v) for v in self.classes_]
-        if len(set(labels)) < len(labels):
-            raise ValueError("Two classes have the same text form; relabel y.")
-        if self.class_weight is not None:   # "balanced" or {class: weight}
-            weights = weights * self._class_factors(labels, np.searchsorted(self.classes_, y))
+        targets, weights = self._targets(y, weights)
         keep = weights > 0   # a row of weight 0 must not even shape the thresholds
         if not keep.any():
             raise ValueError("sample_weight is zero for every row.")
-        classes = np.array(labels, dtype=object)[np.searchsorted(self.classes_, y)]
         algorithm, params = self._settings()
-        binarize = self.binarize or default_binarization(algorithm)
-        options = PrepOptions(target=TARGET, binarize=binarize, task=CLASSIFICATION,
-                              depth=params.get("depth"),
-                              kinds=_kinds(self.categorical, self.ordered),
-                              orders=_orders(self.ordered))
-        compile_ahead.start(algorithm)   # a first fit's kernels compile meanwhile
         monitor = Monitor(self.time_limit, on_incumbent=self._on_incumbent())
-        try:
-            data = self._prepared(X if frame is None else frame, classes, keep, options)
+        try:   # an unknown algorithm is a ParameterError from here on
+            options = PrepOptions(target=TARGET, task=self._task,
+                                  binarize=self.binarize or default_binarization(algorithm),
+                                  depth=params.get("depth"),
+                                  kinds=_kinds(self.categorical, self.ordered),
+                                  orders=_orders(self.ordered))
+            compile_ahead.start(algorithm)   # a first fit's kernels compile meanwhile
+            data = self._prepared(X if frame is None else frame, targets, keep, options)
             for warning in data.report.warnings:   # e.g. an identifier left out
                 warnings.warn(warning, UserWarning, stacklevel=2)
-            data.w = weights[keep]   # no row is dropped: labels and fills are complete
+            data.w = weights[keep]   # no row is dropped: targets and fills are complete
             with _cancel_on_interrupt(monitor):
                 result = train(data, algorithm, params, monitor=monitor)
         except OrchardError as error:
-            raise ValueError(str(error)) from error
+            raise ValueError(_said(error)) from error
         if self.time_limit == DEFAULT_TIME_LIMIT and result.status == Status.TIME_LIMIT:
             warnings.warn(f"{result.stats.get('message', '')} (The default time limit "
                           f"is {DEFAULT_TIME_LIMIT:g} s: pass time_limit=None to search "
                           "until the proof.)", UserWarning, stacklevel=2)
-        return self._adopt(result, labels, algorithm)
+        return self._adopt(result, algorithm)
 
-    def _adopt(self, result, labels: list[str], algorithm: str):
-        """Take `result` (a training on this estimator's rows, classes `labels` in
-        `classes_`' order) as the fitted model."""
-        self.model_ = result.tree
+    def _adopt(self, result, algorithm: str):
+        """Take `result` (a training on this estimator's rows, its target attributes
+        set) as the fitted model."""
+        self._hold(result.tree)
         self.train_error_ = float(result.train_error)
         self.lower_bound_ = float(result.lower_bound)
         self.objective_ = float(result.objective)   # error + leaf_cost's cost per leaf
@@ -143,7 +147,6 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
         self.message_ = str(result.stats.get("message", ""))
         self.incumbents_ = [tuple(map(float, x)) for x in result.incumbents]
         self.algorithm_ = str(result.stats.get("chosen_algorithm", algorithm))
-        self._order = np.array([labels.index(name) for name in self.model_.class_names])
         return self
 
     def _on_incumbent(self) -> Callable | None:
@@ -160,15 +163,15 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
         return report
 
     @staticmethod
-    def _prepared(X, classes: np.ndarray, keep: np.ndarray, options: PrepOptions):
-        """The Dataset of the rows `keep` of X (array or DataFrame) whose classes are
-        `classes`: numbers straight from their arrays, a table with text through a
+    def _prepared(X, targets: np.ndarray, keep: np.ndarray, options: PrepOptions):
+        """The Dataset of the rows `keep` of X (array or DataFrame) whose target cells
+        are `targets`: numbers straight from their arrays, a table with text through a
         table of its own (this call's copy, not kept through the search)."""
         numbers = _numbers(X)
         if numbers is not None:
-            return prepare_numbers(numbers[keep], _column_names(X), classes[keep], options)
-        table = _OrchardClassifier._table(X)
-        table[TARGET] = classes
+            return prepare_numbers(numbers[keep], _column_names(X), targets[keep], options)
+        table = _OrchardEstimator._table(X)
+        table[TARGET] = targets
         table = table[keep].reset_index(drop=True)
         return prepare(RawTable(table, ",", True, "utf-8", False), options)
 
@@ -198,7 +201,7 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
                     return prep.transform_columns(columns, len(numbers))
             return prep.transform(self._table(X))
         except OrchardError as error:
-            raise ValueError(str(error)) from error
+            raise ValueError(_said(error)) from error
 
     def _model_columns(self, frame: pd.DataFrame) -> pd.DataFrame:
         """A loaded model knows only the columns it reads (a file records no others),
@@ -209,6 +212,101 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
         if all(name in by_name for name in wanted):
             return frame[[by_name[name] for name in wanted]]
         return frame
+
+    # ------------------------------------------------------------- exports
+    def export_text(self) -> str:
+        """The model as rules (what `orchard fit` prints)."""
+        check_is_fitted(self, "model_")
+        return model_rules(self.model_)
+
+    to_rules = export_text
+
+    def to_python(self) -> str:
+        """A dependency-free Python module with `predict(row)` (a dict of raw cells)."""
+        check_is_fitted(self, "model_")
+        tree = isinstance(self.model_, Tree)
+        return to_python(self.model_) if tree else diagram_python(self.model_)
+
+    def to_sql(self) -> str:
+        """One SQL CASE expression giving the class (a regression: the number) of a
+        table row."""
+        check_is_fitted(self, "model_")
+        return to_sql(self.model_) if isinstance(self.model_, Tree) else \
+            diagram_sql(self.model_)
+
+    def save(self, path: str | Path) -> None:
+        """Write the JSON model file `orchard predict` and the app read."""
+        check_is_fitted(self, "model_")
+        self.model_.save(path)
+
+    @classmethod
+    def load(cls, path: str | Path):
+        """An estimator holding the model saved at `path` (by `save` or `orchard fit
+        --out`).  A model of the other task is refused: a classifier cannot give a
+        regression tree's numbers, nor a regressor a classification tree's classes."""
+        model = load_model(path)
+        if model.prep.task != cls._task:
+            other = ("OptimalTreeRegressor" if model.prep.task == REGRESSION
+                     else "OptimalTreeClassifier")
+            raise ValueError(f"The model at {path} is a {model.prep.task} tree, and "
+                             f"{cls.__name__} makes {cls._task} models: load it with "
+                             f"{other}.load.")
+        estimator = cls()
+        estimator._loaded_targets(model)
+        estimator._hold(model)
+        estimator.n_features_in_ = len(model.prep.columns)
+        estimator.feature_names_in_ = np.array([c.name for c in model.prep.columns],
+                                               dtype=object)
+        estimator._loaded = True
+        return estimator
+
+    def _loaded_targets(self, model) -> None:
+        """The target attributes of a loaded `model` (a file records no more than the
+        model does)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True      # missing cells are routed, as in a CSV
+        tags.non_deterministic = False
+        return tags
+
+
+class _OrchardClassifier(ClassifierMixin, _OrchardEstimator):
+    """What both classifiers share: the classes (any labels, recorded as text as the
+    CLI reads them), class weights, and class probabilities."""
+
+    def _targets(self, y: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        _check_targets(y)
+        self.classes_ = np.unique(y)
+        labels = [class_label(v) for v in self.classes_]
+        if len(set(labels)) < len(labels):
+            raise ValueError("Two classes have the same text form; relabel y.")
+        codes = np.searchsorted(self.classes_, y)
+        if self.class_weight is not None:   # "balanced" or {class: weight}
+            weights = weights * self._class_factors(labels, codes)
+        return np.array(labels, dtype=object)[codes], weights
+
+    def _class_factors(self, labels: list[str], codes: np.ndarray) -> np.ndarray:
+        """Each row's class weight, by the engine's one definition (per row, as
+        scikit-learn's `compute_sample_weight`, so "balanced" ignores sample weights)."""
+        weights = self.class_weight
+        if isinstance(weights, dict):
+            weights = {class_label(value): weight for value, weight in weights.items()}
+        try:
+            return class_factors(weights, codes, labels, np.ones(len(codes)))[codes]
+        except OrchardError as error:
+            raise ValueError(_said(error)) from error
+
+    def _hold(self, model) -> None:
+        """The model's classes are text in its own order; `_order` maps them to
+        `classes_`' order."""
+        super()._hold(model)
+        labels = [class_label(v) for v in self.classes_]
+        self._order = np.array([labels.index(name) for name in model.class_names])
+
+    def _loaded_targets(self, model) -> None:
+        """A loaded model's classes are its class names, as text."""
+        self.classes_ = np.array(sorted(model.class_names), dtype=object)
 
     def predict(self, X) -> np.ndarray:
         """The class of each row of X."""
@@ -229,53 +327,6 @@ class _OrchardClassifier(ClassifierMixin, BaseEstimator):
         proba = np.zeros((len(reached), len(self.classes_)))
         proba[:, self._order] = counts / np.where(totals > 0, totals, 1.0)
         return proba
-
-    # ------------------------------------------------------------- exports
-    def export_text(self) -> str:
-        """The model as rules (what `orchard fit` prints)."""
-        check_is_fitted(self, "model_")
-        return model_rules(self.model_)
-
-    to_rules = export_text
-
-    def to_python(self) -> str:
-        """A dependency-free Python module with `predict(row)` (a dict of raw cells)."""
-        check_is_fitted(self, "model_")
-        tree = isinstance(self.model_, Tree)
-        return to_python(self.model_) if tree else diagram_python(self.model_)
-
-    def to_sql(self) -> str:
-        """One SQL CASE expression giving the class of a table row."""
-        check_is_fitted(self, "model_")
-        return to_sql(self.model_) if isinstance(self.model_, Tree) else \
-            diagram_sql(self.model_)
-
-    def save(self, path: str | Path) -> None:
-        """Write the JSON model file `orchard predict` and the app read."""
-        check_is_fitted(self, "model_")
-        self.model_.save(path)
-
-    @classmethod
-    def load(cls, path: str | Path):
-        """An estimator holding the model saved at `path` (by `save` or `orchard fit
-        --out`); its classes are the model's class names, as text."""
-        model = load_model(path)
-        estimator = cls()
-        estimator.model_ = model
-        estimator.classes_ = np.array(sorted(model.class_names), dtype=object)
-        estimator._order = np.array([list(estimator.classes_).index(name)
-                                     for name in model.class_names])
-        estimator.n_features_in_ = len(model.prep.columns)
-        estimator.feature_names_in_ = np.array([c.name for c in model.prep.columns],
-                                               dtype=object)
-        estimator._loaded = True
-        return estimator
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True      # missing cells are routed, as in a CSV
-        tags.non_deterministic = False
-        return tags
 
 
 class OptimalTreeClassifier(_OrchardClassifier):
@@ -341,6 +392,68 @@ class DecisionDiagramClassifier(_OrchardClassifier):
 
     def _settings(self) -> tuple[str, dict]:
         return "odd", {**(self.params or {}), "depth": self.max_depth}
+
+
+class OptimalTreeRegressor(RegressorMixin, _OrchardEstimator):
+    """A regression tree of depth at most `max_depth`: each leaf predicts the weighted
+    mean of its training rows, and the tree minimises the weighted sum of squared
+    errors (`train_error_`); `score` is R², as for any scikit-learn regressor.
+
+    `algorithm` is one that grows regression trees: today only `greedy` (CART's
+    squared-error splits, as scikit-learn's `DecisionTreeRegressor`), which is
+    `engine.solvers.default_solver_name("regression")`; it is written out as the
+    default because scikit-learn wants `__init__` defaults to be plain values (an
+    exact solver for regression will change it).  `min_leaf` is the least weight
+    (rows) in a leaf (None: the algorithm's own, 1 for greedy); `leaf_cost` the cost of
+    a leaf as a share of the root's squared error (0.01: a split must remove 1% of it
+    to be kept; the tree is then pruned, see `engine.solvers.protocol.error_scale`).
+    Both go to the solver only when given, so an algorithm without them says so
+    rather than that it is not given them.  The other parameters are
+    `OptimalTreeClassifier`'s (no class weights: there are no classes)."""
+
+    _task = REGRESSION
+
+    def __init__(self, algorithm: str = "greedy", max_depth: int = 3,
+                 min_leaf: float | None = None, leaf_cost: float = 0.0,
+                 time_limit: float | None = DEFAULT_TIME_LIMIT, binarize: str | None = None,
+                 params: dict | None = None, callback: Callable | None = None,
+                 verbose: bool = False, categorical: list[str] | None = None,
+                 ordered: dict | None = None):
+        _keep(self, locals())
+
+    @property
+    def tree_(self) -> Tree:
+        """The fitted tree (`engine.model.Tree`; `value[:, 0..2]` is each node's
+        weight, mean and squared error)."""
+        return self.model_
+
+    def _settings(self) -> tuple[str, dict]:
+        params = {**(self.params or {}), "depth": self.max_depth}
+        if self.min_leaf is not None:
+            params["min_leaf"] = self.min_leaf
+        if self.leaf_cost:
+            params["leaf_cost"] = self.leaf_cost
+        return self.algorithm, params
+
+    def _targets(self, y: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """y as float64 (`validate_data` has refused text and NaN floats; a None among
+        objects becomes NaN only now, so it is refused here)."""
+        targets = np.asarray(y, dtype=np.float64)
+        if not np.isfinite(targets).all():
+            raise ValueError("y holds a missing or infinite value: a regression target "
+                             "needs a number on every row (drop those rows first).")
+        return targets, weights
+
+    def predict(self, X) -> np.ndarray:
+        """The mean of the training rows in the leaf each row of X reaches."""
+        features = self._features(X)   # first: it checks that the fit was made
+        return np.asarray(self.model_.predict(features), dtype=np.float64)
+
+
+def _said(error: OrchardError) -> str:
+    """The engine's sentence for a notebook: the target it names is the estimator's y
+    (the column name the table was given is internal)."""
+    return str(error).replace(f"'{TARGET}'", "y")
 
 
 def _numbers(X) -> np.ndarray | None:
@@ -414,7 +527,7 @@ class _cancel_on_interrupt:
         return False
 
 
-__all__ = ["DecisionDiagramClassifier", "OptimalTreeClassifier"]
+__all__ = ["DecisionDiagramClassifier", "OptimalTreeClassifier", "OptimalTreeRegressor"]
 
 
 def tune(X, y, algorithm: str = "auto", depths=None, min_leaf=None, leaf_cost=None,
@@ -447,7 +560,7 @@ def tune(X, y, algorithm: str = "auto", depths=None, min_leaf=None, leaf_cost=No
                          "OptimalTreeClassifier with the depth it chooses instead.")
     try:
         grid = candidates(algorithm, depths, min_leaf, leaf_cost)
-        table = _OrchardClassifier._table(X if frame is None else frame)
+        table = _OrchardEstimator._table(X if frame is None else frame)
         table[TARGET] = np.array([class_label(v) for v in y], dtype=object)
         raw = RawTable(table, ",", True, "utf-8", False)
         options = PrepOptions(target=TARGET, task=CLASSIFICATION,
@@ -459,7 +572,7 @@ def tune(X, y, algorithm: str = "auto", depths=None, min_leaf=None, leaf_cost=No
         tuning = Tuner(raw, options, algorithm, grid, params,
                        Plan("kfold", cv, seed=random_state), time_limit, metric).run()
     except OrchardError as error:
-        raise ValueError(str(error)) from error
+        raise ValueError(_said(error)) from error
     chosen = grid[tuning.chosen]
     for warning in [*tuning.data.report.warnings, tuning.note]:
         if warning:   # an identifier left out; a choice below the majority class
@@ -472,7 +585,7 @@ def tune(X, y, algorithm: str = "auto", depths=None, min_leaf=None, leaf_cost=No
                   dtype=None if frame is not None else "numeric",
                   ensure_all_finite=False if frame is not None else "allow-nan")
     model.classes_ = np.unique(y)
-    model._adopt(tuning.result, [class_label(v) for v in model.classes_], algorithm)
+    model._adopt(tuning.result, algorithm)
     rows = [s.to_dict() for s in tuning.scored]
     for i, row in enumerate(rows):
         row["chosen"], row["best"] = i == tuning.chosen, i == tuning.best

@@ -109,6 +109,7 @@ class DataController(QObject):
             options = self.options_from_settings({
                 **win.data_panel.row_options(), "missing": win.data_panel.missing(),
                 "binarize": win.data_panel.binarize(), "target": own.get("target"),
+                "task": own.get("task", "auto"),
                 "columns": own.get("columns", {}), "orders": own.get("orders", {}),
                 "class_weight": own.get("class_weight")})
             self._pending_choices = dict(own.get("columns", {}))
@@ -160,6 +161,7 @@ class DataController(QObject):
         self._pending_choices, self._pending_orders = {}, {}
         win.data_panel.set_columns(columns, prep.target)
         with win.data_panel.quietly():
+            win.data_panel.set_task(prep.options.task)
             win.data_panel.set_missing(prep.options.missing)
             win.data_panel.set_binarize(prep.options.binarize, notify=False)
             win.data_panel.set_row_options({
@@ -235,12 +237,10 @@ class DataController(QObject):
 
     # -------------------------------------------------------------- options
     def prep_options(self) -> PrepOptions:
-        """The options chosen in the panel and the column table.  The window grows
-        classification trees only, so far: its target is a class column whatever it
-        holds (regression trees come to the window next, issue 47)."""
+        """The options chosen in the panel and the column table."""
         win = self.win
         return PrepOptions(target=win.data_panel.target(), ignore=win.columns.ignore(),
-                           task=CLASSIFICATION,
+                           task=win.data_panel.task(),
                            kinds=win.columns.kinds(), orders=win.columns.orders(),
                            missing=win.data_panel.missing(),
                            binarize=win.data_panel.binarize(),
@@ -250,7 +250,8 @@ class DataController(QObject):
         """The panel's data settings as a run and a session keep them."""
         options, path = self.prep_options(), self.state.draft.path
         return {"file": path.name if path else None,
-                "target": options.target, "missing": options.missing,
+                "target": options.target, "task": options.task,
+                "missing": options.missing,
                 "binarize": options.binarize, "columns": self.win.columns.choices(),
                 "orders": {n: list(v) for n, v in options.orders.items()},
                 **self.win.data_panel.row_options()}
@@ -269,7 +270,9 @@ class DataController(QObject):
             merge_duplicates=bool(settings.get("merge_duplicates")),
             remove_redundant=bool(settings.get("remove_redundant")),
             class_weight=settings.get("class_weight") or None,
-            depth=self.win.depth_spin.value(), task=CLASSIFICATION)
+            depth=self.win.depth_spin.value(),
+            # a run saved before regression trees predicted classes
+            task=settings.get("task", CLASSIFICATION))
 
     def depth_changed(self) -> None:
         """The greedy tree of the chosen depth picks guided thresholds and a value
@@ -380,11 +383,17 @@ class DataController(QObject):
             continuous = sum(1 for f in data.features if not f.binary)
             kind = ("all 0/1" if continuous == 0 else
                     f"{continuous} continuous, {data.n_features - continuous} 0/1")
+            target = "a number (regression)" if data.regression else \
+                f"{data.n_classes} classes"
             features = (f"<b>{data.n_features:,} features</b> ({kind}) · "
-                        f"{data.n_rows:,} rows · {data.n_classes} classes")
-            notes += data.report.lines()
+                        f"{data.n_rows:,} rows · {target}")
+            notes += [data.report.task_reason, *data.report.lines()]
             algorithm = win.algorithm()
             title = get_solver(algorithm).title
+            if data.prep.task not in get_solver(algorithm).tasks:
+                problems.append(f"{title} grows classification trees only, and this "
+                                "target holds numbers: choose Automatic or Greedy, or "
+                                "predict a class under Predict.")
             if prep.inconsistent:
                 rows = prep.inconsistent
                 have = f"{counted(rows, 'row')} {'has' if rows == 1 else 'have'}"

@@ -41,6 +41,12 @@ MISSING_POLICIES = (
     ("drop", "Drop rows with missing cells"),
     ("indicator", "Fill in + “is missing” feature"),
 )
+# What the tree predicts (`PrepOptions.task`): automatic follows the target column.
+TASKS = (
+    ("auto", "Automatic (from the target)"),
+    ("classification", "A class (classification)"),
+    ("regression", "A number (regression)"),
+)
 BINARIZATIONS = (
     ("none", "None: keep numbers continuous"),
     ("guided", "Greedy tree's thresholds + quantiles"),
@@ -113,6 +119,15 @@ class DataPanel(QGroupBox):
         self.target_combo.setToolTip("The column holding the class to predict.")
         self.target_combo.currentIndexChanged.connect(self._changed)
         form.addRow("Target:", self.target_combo)
+        self.task_combo = _combo(self)
+        for task, text in TASKS:
+            self.task_combo.addItem(text, task)
+        self.task_combo.setToolTip(
+            "What the tree predicts: a class (each leaf its most common class) or a "
+            "number (each leaf the mean of its rows: a regression tree). Automatic: a "
+            "number when the target holds numbers with more than 20 different values.")
+        self.task_combo.currentIndexChanged.connect(self._changed)
+        form.addRow("Predict:", self.task_combo)
         self.missing_combo = _combo(self)
         for policy, text in MISSING_POLICIES:
             self.missing_combo.addItem(text, policy)
@@ -265,6 +280,12 @@ class DataPanel(QGroupBox):
             raise ValueError(f"no column {name!r}")
         self.target_combo.setCurrentIndex(index)
 
+    def task(self) -> str:
+        return self.task_combo.currentData()
+
+    def set_task(self, task: str) -> None:
+        self.task_combo.setCurrentIndex(max(0, self.task_combo.findData(task)))
+
     def missing(self) -> str:
         return self.missing_combo.currentData()
 
@@ -343,7 +364,8 @@ class DataPanel(QGroupBox):
 
     # -------------------------------------------------------------- display
     def set_table_loaded(self, loaded: bool) -> None:
-        for widget in (self.target_combo, self.missing_combo, self.binarize_combo,
+        for widget in (self.target_combo, self.task_combo, self.missing_combo,
+                       self.binarize_combo,
                        self.quantile_spin, self.drop_inconsistent_check, self.merge_check,
                        self.redundant_check, self.class_weight_edit, self.costs_button,
                        self.use_target_button, self.other_target_button):

@@ -146,6 +146,10 @@ def score_dataset(model, data) -> Scored:
 pg.setConfigOptions(antialias=True, foreground="#3d444d", background="w")
 
 VIEWS = ("per_class", "roc", "gain", "importance")
+# What these views say of a regression tree, whose rows have numbers, not classes.
+REGRESSION_VIEWS = ("These views are about classes, and this tree predicts numbers: its "
+                    "RMSE and R² are on the Results tab (predicted-vs-actual and residual "
+                    "plots are not in Orchard yet).")
 TITLES = {"per_class": "Per class", "roc": "ROC curve", "gain": "Gain and lift",
           "importance": "Importance"}
 # The rows chooser: what the views are computed on.
@@ -396,6 +400,9 @@ class EvaluationViews(QTabWidget):
         worker; the views say so until the numbers come."""
         if not data.n_rows:
             self.clear(f"There are no {about} to evaluate the model on.")
+            return
+        if getattr(model, "regression", False):
+            self.clear(REGRESSION_VIEWS)
             return
         self.clear(f"Scoring the model on {data.n_rows:,} {about}…")
         worker = Worker(score_dataset, model, data, name="orchard-evaluation")

@@ -57,6 +57,7 @@ def remember(path: str | Path, settings: dict[str, Any]) -> None:
 def file_part(data_settings: dict, params: dict, plan: dict | None) -> dict[str, Any]:
     """What of a run's settings belongs to its file."""
     return {"target": data_settings.get("target"),
+            "task": data_settings.get("task", "auto"),
             "columns": dict(data_settings.get("columns") or {}),
             "orders": dict(data_settings.get("orders") or {}),
             "class_weight": data_settings.get("class_weight") or None,
@@ -87,6 +88,8 @@ def known_only(options: PrepOptions, columns: list[str]) -> PrepOptions:
 def describe_recalled(name: str, settings: dict[str, Any]) -> str:
     """One sentence: the file's own settings are back."""
     parts = [f"target '{settings['target']}'"] if settings.get("target") else []
+    if settings.get("task", "auto") != "auto":
+        parts.append(f"predicting {'a number' if settings['task'] == 'regression' else 'a class'}")
     if settings.get("class_weight"):
         parts.append(f"class weights {settings['class_weight']}")
     parts += [f"{k.replace('_', ' ')} {v:g}" for k, v in settings.get("params", {}).items()

@@ -26,6 +26,8 @@ GAP_COLOUR = (0, 114, 178, 38)
 LEAST_SECONDS, LEAST_ERROR = 0.01, 1.0
 ERROR_AXIS = "training error (rows)"
 OBJECTIVE_AXIS = "errors + cost per leaf (rows)"
+SQUARED_AXIS = "training squared error"          # a regression's
+SQUARED_OBJECTIVE_AXIS = "squared error + cost per leaf"
 
 pg.setConfigOptions(antialias=True, foreground="#3d444d", background="w")
 
@@ -66,14 +68,16 @@ class ProgressChart(pg.PlotWidget):
         self.note.say(text)
 
     # ----------------------------------------------------------------- live
-    def start_run(self, title: str, objective: bool = False) -> None:
+    def start_run(self, title: str, objective: bool = False,
+                  regression: bool = False) -> None:
         """A new live run: nothing of the previous curve, band or comparison stays.
-        `objective`: the run minimises errors + a cost per leaf, which the curves show."""
+        `objective`: the run minimises errors + a cost per leaf, which the curves show;
+        `regression`: its errors are squared errors."""
         self._clear_comparison()
         self.set_note("")
         self.set_points([])
         self._show_own_curves(True)
-        self._set_axis(objective)
+        self._set_axis(objective, regression)
         self.getPlotItem().setTitle(_title(title), size="9pt")
         self.enableAutoRange()
 
@@ -95,7 +99,7 @@ class ProgressChart(pg.PlotWidget):
     def show_result(self, title: str, points: list[tuple[float, float, float]],
                     end: float | None, error: float | None = None,
                     bound: float | None = None, objective: bool = False,
-                    note: str = "") -> None:
+                    note: str = "", regression: bool = False) -> None:
         """A finished run's curve (also used to show a run picked from the history).
 
         `points` may end before the final bound was proven: the curves are extended
@@ -105,7 +109,7 @@ class ProgressChart(pg.PlotWidget):
         self._clear_comparison()
         self.set_note(note)
         self._show_own_curves(True)
-        self._set_axis(objective)
+        self._set_axis(objective, regression)
         self.getPlotItem().setTitle(_title(title), size="9pt")
         points = list(points)
         if points and end is not None and error is not None and bound is not None and (
@@ -114,9 +118,12 @@ class ProgressChart(pg.PlotWidget):
         self.set_points(points, end)
         self.enableAutoRange()
 
-    def _set_axis(self, objective: bool) -> None:
-        """Say what the curves count: errors, or errors + the leaves' cost."""
-        self.getPlotItem().setLabel("left", OBJECTIVE_AXIS if objective else ERROR_AXIS)
+    def _set_axis(self, objective: bool, regression: bool = False) -> None:
+        """Say what the curves count: errors (a regression's squared errors), or that
+        + the leaves' cost."""
+        axes = (SQUARED_AXIS, SQUARED_OBJECTIVE_AXIS) if regression else \
+            (ERROR_AXIS, OBJECTIVE_AXIS)
+        self.getPlotItem().setLabel("left", axes[objective])
         self.legend.getLabel(self.error_curve).setText(
             "incumbent objective" if objective else "incumbent error")
 

@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.data.features import format_count
+from engine.data.features import format_count, format_number
 from engine.metrics import matrix_balanced_accuracy
 from gui.confusion_view import ConfusionView
 from engine.solvers import get_solver
@@ -97,12 +97,29 @@ def bound_text(run: RunRecord) -> str:
 def errors_text(run: RunRecord) -> str:
     """"12 errors of 600", or with class weights "36.23 weighted errors of 70.16
     (1,234 rows, weighted by class)": a weight is not a number of rows, so the rows
-    are named beside it."""
+    are named beside it; a regression's "squared error 2.97e+06 on 2,000 rows"."""
+    if run.regression:
+        return (f"squared error {format_number(run.train_error)} on "
+                f"{format_count(run.total_weight)} rows")
     text = (f"{format_count(run.train_error)} {error_unit(run)} of "
             f"{format_count(run.total_weight)}")
     if weighted(run):
         text += f" ({format_count(run.n_rows)} rows, weighted by class)"
     return text
+
+
+def fit_rows(run: RunRecord) -> list[tuple[str, str]]:
+    """How the tree does on its training rows, as summary rows: accuracy (weighted,
+    balanced), or a regression's RMSE and R²."""
+    if run.regression:
+        return [("Training RMSE", f"{format_number(run.train_rmse)} ({errors_text(run)})"),
+                ("Training R²", f"{run.train_r2:.4f} (1: every row exact, 0: no better "
+                 "than the mean)")]
+    weights = run.data_settings.get("class_weight")
+    return [("Weighted training accuracy" if weights else "Training accuracy",
+             f"{percent(run.train_accuracy)} ({errors_text(run)})"),
+            ("Balanced accuracy", percent(matrix_balanced_accuracy(run.train_confusion))
+             if run.train_confusion.size else "—")]
 
 
 def algorithm_text(run: RunRecord) -> str:
@@ -509,10 +526,7 @@ class ResultsPanel(QWidget):
         rows += [
                 ("Parameters", ", ".join(f"{k} = {v}" for k, v in run.params.items())),
                 ("Status", run.status_text + (" — proven optimal" if run.optimal else "")),
-                ("Weighted training accuracy" if weights else "Training accuracy",
-                 f"{percent(run.train_accuracy)} ({errors_text(run)})"),
-                ("Balanced accuracy", percent(matrix_balanced_accuracy(run.train_confusion))
-                 if run.train_confusion.size else "—"),
+                *fit_rows(run),
                 ("Lower bound", bound_text(run)),
                 ]
         if weights:
@@ -545,6 +559,9 @@ class ResultsPanel(QWidget):
                 for k, v in rows) + "</table>")
         self.train_matrix.show_matrix(run.train_confusion, run.class_names,
                                       weighted=bool(weights))
+        if run.regression:
+            self.train_title.setText("Training rows: no confusion matrix, the tree "
+                                     "predicts numbers")
         if run.evaluation is not None and run.evaluation.folds:
             self.test_matrix.show_matrix(run.evaluation.test_confusion(),
                                          run.evaluation.class_names)

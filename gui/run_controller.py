@@ -53,7 +53,8 @@ def result_text(run: RunRecord) -> str:
     """One line naming the run ("#3 Blossom on iris.csv: ...") and its figures."""
     if not is_model(run.tree):
         return f"{run.label}: {run.status_text}, no tree · {run.time_s:.2f} s"
-    parts = [f"{run.label}: {errors_text(run)}", f"accuracy {100 * run.train_accuracy:.1f}%"]
+    parts = [f"{run.label}: {errors_text(run)}", f"R² {run.train_r2:.3f}" if run.regression
+             else f"accuracy {100 * run.train_accuracy:.1f}%"]
     if run.evaluation is not None:
         parts.append(run.evaluation.summary())
         parts.append(run.evaluation.verdict())
@@ -158,7 +159,8 @@ class RunController(QObject):
         self._pending, self._live_figures = None, None
         win.display.show_live_run(label, f"{label}, depth {params.get('depth', '—')}",
                                   rows.dataset.class_weights,
-                                  objective=bool(params.get("leaf_cost")))
+                                  objective=bool(params.get("leaf_cost")),
+                                  regression=rows.dataset.regression)
         self.busy_changed.emit()
         worker.start()
         self._tick_timer.start()

@@ -25,7 +25,7 @@ def run_header(run: RunRecord) -> str:
     """The Tree tab's header for a run: which run, and the rows it trained on."""
     target = run.tree.prep.target if is_model(run.tree) else run.data_settings.get("target")
     return (f"<b>{html.escape(run.label)}</b> — {run.n_rows:,} rows, "
-            f"{len(run.class_names)} classes, {run.n_features:,} features"
+            f"{target_kind(run.regression, run.class_names)}, {run.n_features:,} features"
             + (f" (target '{html.escape(str(target))}')" if target else ""))
 
 
@@ -60,7 +60,8 @@ class RunDisplay(QObject):
             searched += f" · {run.certified}"
         self.win.chart.show_result(run.label + searched, run.incumbents, run.time_s,
                                    run.objective, run.lower_bound,
-                                   objective=run.leaf_penalty > 0, note=curve_note(run))
+                                   objective=run.leaf_penalty > 0, note=curve_note(run),
+                                   regression=run.regression)
         if switch_tab:
             self.win.tabs.setCurrentWidget(self.win.tree_tab)
 
@@ -96,7 +97,8 @@ class RunDisplay(QObject):
             label.setText(f"<b>{html.escape(self.win.live_label)}</b> — running")
         elif run is not None:
             label.setText(run_header(run))
-            label.setToolTip("Classes: " + ", ".join(map(str, run.class_names)))
+            label.setToolTip("" if run.regression else
+                             "Classes: " + ", ".join(map(str, run.class_names)))
         elif draft.path is None:
             label.setText("No data loaded.")
         elif draft.dataset is None:
@@ -105,12 +107,13 @@ class RunDisplay(QObject):
         else:
             data = draft.dataset
             label.setText(f"<b>{html.escape(draft.path.name)}</b> — {data.n_rows:,} rows, "
-                          f"{data.n_classes} classes, {data.n_features:,} features "
+                          f"{target_kind(data.regression, data.class_names)}, "
+                          f"{data.n_features:,} features "
                           f"(target '{html.escape(data.prep.target)}'): press Run")
             label.setToolTip("Classes: " + ", ".join(map(str, data.class_names)))
 
     def show_live_run(self, label: str, title: str, row_factors=None,
-                      objective: bool = False) -> None:
+                      objective: bool = False, regression: bool = False) -> None:
         """A run starts: nothing of an earlier run stays on screen as if it were this
         one's (no tree, curve, figures or selected history row until it has its own).
         `objective`: it minimises errors + a cost per leaf, which its curve shows."""
@@ -126,7 +129,7 @@ class RunDisplay(QObject):
             f"Run {title}: waiting for its first tree…"
             + (f"\n(Run #{previous.number} stays in the history of the Results tab.)"
                if previous is not None else ""))
-        self.win.chart.start_run(title, objective)
+        self.win.chart.start_run(title, objective, regression)
         self.win.figures.set_figures("running", 0.0, None, None, None)
         self.show_header()
         self.win.set_status(f"Running {label}…")
@@ -228,13 +231,20 @@ class RunDisplay(QObject):
 
 
 
+def target_kind(regression: bool, class_names) -> str:
+    """"3 classes", or "a number (regression)": what a run's or a table's target is."""
+    return "a number (regression)" if regression else f"{len(class_names)} classes"
+
+
 def curve_note(run: RunRecord) -> str:
     """Why `run` has no anytime curve to draw, in one sentence ("" when it has one)."""
+    error = (f"Training {'squared ' if run.regression else ''}error "
+             f"{format_count(run.train_error)}")
     if run.edited_from is not None:
         return (f"Edited by hand from run #{run.edited_from}: no search ran, so there is "
-                f"no curve. Training error {format_count(run.train_error)}.")
+                f"no curve. {error}.")
     if len(run.incumbents) >= 2 or not is_model(run.tree):
         return ""
     proven = ", proven optimal" if run.optimal else ""
     return (f"{run.title} found its tree in one step ({run.time_s:.2f} s): there is no "
-            f"search to plot. Training error {format_count(run.train_error)}{proven}.")
+            f"search to plot. {error}{proven}.")

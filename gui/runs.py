@@ -62,7 +62,8 @@ def run_task(data: Dataset, algorithm: str, params: dict[str, Any],
     training confusion matrix; see the module doc."""
     result = train(data, algorithm, params, monitor=monitor)
     matrix = np.zeros((data.n_classes, data.n_classes))
-    if result.tree is not None and hasattr(result.tree, "predict") and data.n_rows:
+    if result.tree is not None and hasattr(result.tree, "predict") and data.n_rows \
+            and not data.regression:
         matrix = confusion_matrix(data.y, result.tree.predict(data.X), data.n_classes,
                                   data.w)
     return RunOutcome(result, matrix)
@@ -181,10 +182,32 @@ class RunRecord:
         return None if value is None else int(value)
 
     @property
+    def regression(self) -> bool:
+        """Whether the run's tree predicts numbers (its errors are squared errors)."""
+        return bool(getattr(self.tree, "regression", False))
+
+    @property
     def train_accuracy(self) -> float:
-        if self.total_weight <= 0:
+        """The share of training weight classified right (NaN for a regression)."""
+        if self.total_weight <= 0 or self.regression:
             return math.nan
         return 1.0 - self.train_error / self.total_weight
+
+    @property
+    def train_r2(self) -> float:
+        """A regression's R² on its training rows: 1 - its squared error / the squared
+        error of their mean (the root's, which the tree keeps); NaN for classes."""
+        if not self.regression:
+            return math.nan
+        spread = float(self.tree.value[0, 2])
+        return 1.0 - self.train_error / spread if spread > 0 else 1.0
+
+    @property
+    def train_rmse(self) -> float:
+        """A regression's root mean squared error on its training rows."""
+        if not self.regression or self.total_weight <= 0:
+            return math.nan
+        return math.sqrt(self.train_error / self.total_weight)
 
     @property
     def test_accuracy(self) -> float | None:

@@ -52,6 +52,7 @@ from engine.data.features import format_number
 from engine.featurize import binarized
 from engine.solvers.protocol import DEPTH, LEAF_COST, Param, Result, Solver
 from engine.solvers.registry import get_solver, register
+from engine.vocabulary import CLASSIFICATION, REGRESSION
 from engine.solvers.warm_start import warm_started
 
 # depth -> (a, b, c, d) of the fitted cost model (module docstring).
@@ -84,6 +85,10 @@ def seconds_text(seconds: float) -> str:
 def choose(data: Dataset, depth: int, time_limit: float | None,
            min_leaf: int = 1) -> tuple[str, str]:
     """(algorithm, reason in one sentence) for `data` at `depth`."""
+    if data.regression:
+        return "greedy", ("the target holds numbers, and Orchard's exact searches find "
+                          "classification trees only so far, so the greedy (CART) "
+                          "regression tree is grown, not proven optimal")
     if depth > EXACT_DEPTH_LIMIT:
         return "hybrid", (f"an exact search beyond depth {EXACT_DEPTH_LIMIT} would not end "
                           "in reasonable time, so the hybrid runs (never worse than "
@@ -124,6 +129,7 @@ class Auto(Solver):
                "exact top, greedy below); says which and why.")
     needs = "any"
     proves_optimality = True
+    tasks = (CLASSIFICATION, REGRESSION)
     params = (DEPTH,
               Param("min_leaf", "int", 1,
                     "Least rows (total weight) in every leaf; above 1 Blossom searches "

@@ -1,0 +1,63 @@
+"""Regression trees in the window (issue 47): a table whose target holds numbers
+trains a regression tree from the window's defaults, and every view says numbers."""
+
+import math
+
+from test_gui_support import (  # noqa: F401
+    LOAD_TIMEOUT,
+    isolated_settings,
+    open_window,
+    ready,
+    run_and_wait,
+)
+from test_regression import house_table
+
+from engine.data.features import format_number
+
+
+def test_a_numeric_target_trains_a_regression_tree_from_the_defaults(qtbot, tmp_path):
+    win = open_window(qtbot, house_table(tmp_path / "house.csv"), algorithm=None)
+    assert win.algorithm() == "auto" and win.data_panel.task() == "auto"
+    features = win.data_panel.features_label.text()
+    assert "a number (regression)" in features
+    assert "so each leaf predicts their mean" in win.data_panel.notes_text()
+    assert win.data_panel.problems_text() == ""
+    run_and_wait(qtbot, win)
+    run = win.current_run
+    assert run.regression and run.chosen == "greedy"
+    assert 0.5 < run.train_r2 <= 1 and run.train_rmse > 0
+    assert math.isnan(run.train_accuracy)
+    summary = win.results.summary_text()
+    assert "Training RMSE" in summary and "Training R²" in summary
+    assert "Training accuracy" not in summary
+    assert "a number (regression)" in win.summary_label.text()
+    # the tree's leaves say their means; the chart counts squared errors
+    scene = win.view.scene()
+    qtbot.waitUntil(lambda: scene.complete, timeout=LOAD_TIMEOUT)
+    tree = run.tree
+    leaves = [n for n in range(tree.n_nodes) if tree.is_leaf(n)]
+    titles = {scene.node_items[n].title for n in leaves}
+    assert titles == {format_number(float(tree.value[n, 1])) for n in leaves}
+    assert all("rmse" in scene.node_items[n].subtitle for n in leaves)
+    assert scene.legend.texts()[0].startswith("Each box: the mean")
+    assert "squared error" in win.chart.getPlotItem().getAxis("left").labelText
+    assert "⇒" in scene.hover_text(leaves[0])
+
+
+def test_asking_for_classes_of_a_measurement_says_why_not(qtbot, tmp_path):
+    win = open_window(qtbot, house_table(tmp_path / "house.csv", rows=300),
+                      algorithm=None)
+    win.data_panel.set_task("classification")
+    qtbot.waitUntil(lambda: not win.preparing and not win.loading, timeout=LOAD_TIMEOUT)
+    assert "looks like a measurement" in win.data_panel.problems_text()
+    win.data_panel.set_task("auto")
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
+    assert win.dataset.regression
+
+
+def test_an_algorithm_without_regression_is_named_before_the_run(qtbot, tmp_path):
+    win = open_window(qtbot, house_table(tmp_path / "house.csv", rows=300),
+                      algorithm="blossom")
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
+    assert "grows classification trees only" in win.data_panel.problems_text()
+    assert "choose Automatic or Greedy" in win.data_panel.problems_text()
