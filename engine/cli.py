@@ -78,10 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
                       "e.g. 0,0.005,0.02 (default 0,0.01; 0,0.005,0.02 for greedy; "
                       "not for the algorithms without one)")
     tune.add_argument("--folds", type=int, default=5, help="inner folds (default 5)")
-    tune.add_argument("--metric", choices=sorted(METRICS), default="accuracy",
-                      help="what settings are ranked by on the validation rows: "
-                           "accuracy (weighted under class weights; the default) or "
-                           "balanced accuracy (the mean recall of the classes)")
+    tune.add_argument("--metric", choices=sorted(METRICS), default=None,
+                      help="what settings are ranked by on the validation rows: for "
+                           "classes accuracy (weighted under class weights; their "
+                           "default), balanced (the mean recall of the classes) or auc "
+                           "(two classes); for a regression r2 (its default) or rmse")
     tune.add_argument("--seed", type=int, default=0, help="seed of the folds")
     tune.add_argument("--time-limit", type=float, default=DEFAULT_TUNE_SECONDS,
                       help=f"seconds for the whole tuning and the final fit "

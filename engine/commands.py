@@ -101,21 +101,26 @@ def fit(args, render_image: Callable | None) -> dict:
 
 
 def _validate(args, raw, options, algorithm: str, params: dict, plan: Plan) -> dict:
-    """`fit --validate K`: the tree's expected accuracy on new rows, after its files
-    are written (the folds share a time limit of their own; Ctrl-C ends them, the
-    folds done are kept)."""
+    """`fit --validate K`: the tree's expected accuracy on new rows (a regression's
+    RMSE, MAE and R²), after its files are written (the folds share a time limit of
+    their own; Ctrl-C ends them, the folds done are kept).  Its JSON is
+    `Evaluation.brief` (a regression's keys: `test_rmse`, `test_mae`, `test_r2`
+    with `_std` and `per_fold_`, `mean_r2` and `mean_rmse` of always predicting the
+    training rows' mean, `beats_mean`)."""
     from engine.evaluation import CrossValidation
+    from engine.vocabulary import REGRESSION
     validation = CrossValidation(raw, options, algorithm, params, plan, baselines=True)
+    measure = "error" if validation.task == REGRESSION else "accuracy"
     line = StageLine()
     previous = signal.signal(signal.SIGINT, lambda *_: validation.cancel())
     try:
         evaluation = validation.run(
             on_fold=lambda fold, n: line.stage(
-                f"estimating the accuracy on new rows: {fold.fold + 1} of {n} folds "
+                f"estimating the {measure} on new rows: {fold.fold + 1} of {n} folds "
                 "done", (fold.fold + 1) / n),
             clock=Monitor(args.time_limit))
     except OrchardError as exc:   # a fold that cannot be prepared: the tree stands
-        line.note(f"Accuracy on new rows was not estimated: {exc}")
+        line.note(f"{measure.capitalize()} on new rows was not estimated: {exc}")
         return {"plan": plan.to_dict(), "error": str(exc)}
     finally:
         signal.signal(signal.SIGINT, previous)
@@ -202,21 +207,24 @@ def _task(args, raw) -> str:
 
 def tune(args, render_image: Callable | None) -> dict:
     """Cross-validate the depths (least leaf sizes, costs per leaf) asked, train the choice on all
-    rows; the summary is `fit`'s with the candidates' scores under "tuning"."""
+    rows; the summary is `fit`'s with the candidates' scores under "tuning".  Without
+    --algo a regression is tuned with greedy (as `fit` trains it), its grid then made
+    once the table is read; --metric defaults to the task's (accuracy, R²)."""
     from engine.evaluation import Plan
-    from engine.tuning import Tuner, candidates, measure
+    from engine.tuning import Tuner, candidates, measure, shown
     algorithm = args.algo or default_solver_name()
     params = _params(args.param)
     for name, flag in (("depth", "--depths"), ("leaf_cost", "--leaf-cost")):
         if name in params:
             raise OrchardError(f"Give the values to try with {flag}, not --param {name}.")
     get_solver(algorithm).resolve(params)
-    grid = candidates(algorithm, None if args.depths is None else
-                      _number_list(args.depths, "--depths", int),
-                      None if args.min_leaf is None else
-                      _number_list(args.min_leaf, "--min-leaf", float),
-                      None if args.leaf_cost is None else
-                      _number_list(args.leaf_cost, "--leaf-cost", float))
+    values = (None if args.depths is None else _number_list(args.depths, "--depths", int),
+              None if args.min_leaf is None else
+              _number_list(args.min_leaf, "--min-leaf", float),
+              None if args.leaf_cost is None else
+              _number_list(args.leaf_cost, "--leaf-cost", float))
+    # said before reading when the algorithm is known; the default's follows the task
+    grid = candidates(algorithm, *values) if args.algo else None
     plan = Plan("kfold", args.folds, seed=args.seed)
     plan.check()
     _check_request(args, render_image)
@@ -233,7 +241,7 @@ def tune(args, render_image: Callable | None) -> dict:
 
     def scored(score, i: int, n: int) -> None:
         line.note(f"{i + 1} of {n}: {score.candidate.label()}: " + (
-            f"{measure(options, args.metric)} {100 * score.mean:.1f}%, "
+            f"{measure(options, score.metric)} {shown(score.metric, score.mean)}, "
             f"{score.mean_leaves:.1f} leaves"
             if score.complete else score.note))
 
@@ -241,6 +249,10 @@ def tune(args, render_image: Callable | None) -> dict:
     try:
         with on_first_compile(lambda: line.note(COMPILING)):
             raw = _read(args, monitor)
+            if grid is None:   # the default grows what the target asks for (as fit)
+                algorithm = default_solver_name(_task(args, raw))
+                grid = candidates(algorithm, *values)
+                compile_ahead.start(algorithm)
             options = _options(args, algorithm, max(c.depth for c in grid))
             tuner.append(Tuner(raw, options, algorithm, grid, params, plan,
                                args.time_limit, args.metric))

@@ -15,6 +15,7 @@ from itertools import pairwise
 import numpy as np
 import pandas as pd
 
+from engine.data.features import format_number
 from engine.importance import class_probabilities
 from engine.metrics import class_scores, confusion_matrix, regression_scores
 
@@ -86,10 +87,15 @@ def _regression(tree, frame: pd.DataFrame, X: np.ndarray, predicted: np.ndarray
     return result
 
 
-def node_rows(tree, frame: pd.DataFrame, node: int) -> tuple[np.ndarray, np.ndarray]:
+def node_rows(tree, frame: pd.DataFrame, node: int) -> tuple[np.ndarray, np.ndarray | dict]:
     """The rows of `frame` with a known class that pass through `node` of `tree` (their
-    indices), and how many of them each class has."""
+    indices), and how many of them each class has (a regression tree: the rows with a
+    value, and the `regression_scores` of the node's mean on them)."""
     X = tree.prep.transform(frame)
+    if tree.regression:
+        truth = tree.prep.labels(frame[tree.prep.target])   # NaN where missing
+        rows = np.flatnonzero(tree.reaches(X, node) & ~np.isnan(truth))
+        return rows, regression_scores(truth[rows], np.full(len(rows), tree.value[node, 1]))
     truth = np.where(frame[tree.prep.target].notna().to_numpy(),
                      tree.prep.labels(frame[tree.prep.target]), -1)
     rows = np.flatnonzero(tree.reaches(X, node) & (truth >= 0))
@@ -106,7 +112,8 @@ def confusion_rows(model, frame: pd.DataFrame, true: int, predicted: int) -> np.
 def row_path(model, frame: pd.DataFrame) -> tuple[list[int], list[str], int]:
     """The way the first row of `frame` (raw cells) goes through a Tree or Diagram: the
     nodes from the root to its leaf or class terminal, the branch condition it meets
-    at each test on the way, and the class predicted."""
+    at each test on the way, and the class predicted (its index; a regression's
+    number)."""
     X = model.prep.transform(frame.iloc[:1])
     if hasattr(model, "walk"):   # a diagram: the nodes its own walk sends the row to
         path: list[int] = []
@@ -122,4 +129,12 @@ def row_path(model, frame: pd.DataFrame) -> tuple[list[int], list[str], int]:
     for parent, child in pairwise(path):
         left_text, right_text = model.branch_conditions(parent)
         conditions.append(left_text if model.left[parent] == child else right_text)
-    return path, conditions, int(model.predict(X)[0])
+    predicted = model.predict(X)[0]
+    return path, conditions, float(predicted) if model.prep.regression else int(predicted)
+
+
+def prediction_text(model, predicted) -> str:
+    """A prediction as the window says it: a class name, or a regression's number."""
+    if model.prep.regression:
+        return format_number(float(predicted))
+    return str(model.class_names[int(predicted)])

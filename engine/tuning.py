@@ -26,6 +26,14 @@ for 9-16% more leaves, still fewer than a tuned CART's; benchmarks/RESULTS.md):
    all is no answer to give silently;
 3. the chosen setting is trained on all rows.
 
+A regression (a numeric target) is tuned the same way by the validation R² (the
+default: the share of the rows' spread the tree explains, comparable across folds
+whose spreads differ) or RMSE (in the target's unit; lower is better, so "best" and
+"at least" turn around: `Scored.sign`), its folds stratified by the target's
+quantiles (`engine.evaluation.quantile_folds`), and its floor is always predicting
+the training part's mean instead of the majority class (R² about 0).  The measures
+of the other task are refused in one sentence (`resolve_metric`).
+
 One time limit covers the whole, and the final fit comes first in it: once the
 splits are prepared, its time is kept from the grid (`Reserve`: preparing every row,
 estimated from preparing a split, and training on them, an equal share or more when
@@ -51,7 +59,7 @@ from engine.data import blocks
 from engine.data.csv_reader import RawTable
 from engine.data.dataset import PrepOptions
 from engine.errors import DataError, Interrupted, ParameterError
-from engine.evaluation import CrossValidation, Plan, PreparedSplit
+from engine.evaluation import CrossValidation, FoldResult, Plan, PreparedSplit
 from engine.featurize import prepare
 from engine.metrics import matrix_balanced_accuracy
 from engine.solvers import get_solver
@@ -59,7 +67,13 @@ from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Result, Status
 from engine.solvers.warm_start import LEAF_PARAMETERS, leaf_parameter
 from engine.training import train
-from engine.vocabulary import METRICS
+from engine.vocabulary import (
+    CLASSIFICATION,
+    LOWER_IS_BETTER,
+    METRICS,
+    REGRESSION,
+    TASK_METRICS,
+)
 
 DEPTHS = (1, 2, 3, 4, 5, 6)
 # Beyond them, the depths greedy and the hybrid (auto beyond depth 6) also try by
@@ -179,7 +193,10 @@ def candidates(algorithm: str, depths: Sequence[int] | None = None,
 
 @dataclass
 class Scored:
-    """A candidate's validation accuracies and leaf counts, one per fold."""
+    """A candidate's validation scores and leaf counts, one per fold.
+
+    `accuracies` holds each fold's score under `metric` (named for the first one:
+    a regression's R² or RMSE too); `to_dict` names them by their metric."""
 
     candidate: Candidate
     accuracies: list[float] = field(default_factory=list)
@@ -188,6 +205,13 @@ class Scored:
     note: str = ""                 # why it was not scored on every fold
     at_limit: int = 0              # folds whose search the time limit stopped
     seconds: list[float] = field(default_factory=list)   # each fold's training
+    metric: str = "accuracy"       # what the scores are (`METRICS`)
+
+    @property
+    def sign(self) -> float:
+        """1 when a higher score is better, -1 for an error (RMSE): `sign * mean` is
+        what the choice maximises."""
+        return -1.0 if self.metric in LOWER_IS_BETTER else 1.0
 
     @property
     def complete(self) -> bool:
@@ -208,13 +232,21 @@ class Scored:
         return float(np.mean(self.leaves)) if self.leaves else math.nan
 
     def to_dict(self) -> dict:
+        """Its JSON: a classification's scores as `mean_accuracy` and `accuracies`
+        (under every classification metric, as before there were others); a
+        regression's as `validation_r2` (the folds' mean) and `validation_r2_per_fold`
+        (or `_rmse`), with `metric` naming it."""
+        if self.metric in TASK_METRICS[REGRESSION]:
+            scores = {"metric": self.metric, f"validation_{self.metric}": self.mean,
+                      f"validation_{self.metric}_per_fold": list(self.accuracies)}
+        else:
+            scores = {"mean_accuracy": self.mean, "accuracies": list(self.accuracies)}
         return {"depth": self.candidate.depth, "min_leaf": self.candidate.min_leaf,
-                "leaf_cost": self.candidate.leaf_cost,
-                "mean_accuracy": self.mean, "standard_error": self.standard_error,
-                "mean_leaves": self.mean_leaves, "accuracies": list(self.accuracies),
-                "leaves": list(self.leaves), "complete": self.complete,
-                "folds_at_time_limit": self.at_limit, "note": self.note,
-                "fold_seconds": list(self.seconds)}
+                "leaf_cost": self.candidate.leaf_cost, **scores,
+                "standard_error": self.standard_error,
+                "mean_leaves": self.mean_leaves, "leaves": list(self.leaves),
+                "complete": self.complete, "folds_at_time_limit": self.at_limit,
+                "note": self.note, "fold_seconds": list(self.seconds)}
 
 
 # The choice rule: the simplest candidate within this many standard errors of the best
@@ -223,27 +255,34 @@ RULE_ERRORS = 0.5
 RULE = "half a standard error"
 
 
-def choose(scored: Sequence[Scored], majority: float = 0.0,
+def choose(scored: Sequence[Scored], majority: float | None = None,
            errors: float | None = None) -> tuple[int, int]:
-    """(best, chosen): the index of the best mean validation accuracy, and of the
+    """(best, chosen): the index of the best mean validation score, and of the
     simplest candidate within `errors` (`RULE_ERRORS` unless given) of its standard
     errors (fewest mean leaves, then the smaller depth, then the larger least leaf,
-    then the larger cost per leaf, then the higher mean), among the candidates whose mean is at least `majority` (the
-    majority class's) if any is, else among all."""
+    then the larger cost per leaf, then the better mean), among the candidates whose
+    mean is at least as good as `majority` (the majority class's, a regression's
+    training mean's) if any is, else among all.  "Better" is higher, or lower for an
+    error (`Scored.sign`)."""
     ready = [i for i, s in enumerate(scored) if s.complete]
     if not ready:
         raise DataError("No setting was cross-validated on every fold: raise the time "
                         "limit, or try fewer depths.")
-    ready = [i for i in ready if scored[i].mean >= majority - 1e-12] or ready
-    best = max(ready, key=lambda i: (scored[i].mean, -scored[i].mean_leaves))
+
+    def good(i: int) -> float:   # higher is better, whatever the metric
+        return scored[i].sign * scored[i].mean
+    if majority is not None:
+        ready = [i for i in ready
+                 if scored[i].sign * (scored[i].mean - majority) >= -1e-12] or ready
+    best = max(ready, key=lambda i: (good(i), -scored[i].mean_leaves))
     errors = RULE_ERRORS if errors is None else errors
-    bar = scored[best].mean - errors * scored[best].standard_error
-    within = [i for i in ready if scored[i].mean >= bar - 1e-12]
+    bar = good(best) - errors * scored[best].standard_error
+    within = [i for i in ready if good(i) >= bar - 1e-12]
 
     def simplicity(i: int):
         c = scored[i]
         return (c.mean_leaves, c.candidate.depth, -(c.candidate.min_leaf or 0),
-                -(c.candidate.leaf_cost or 0), -c.mean)
+                -(c.candidate.leaf_cost or 0), -good(i))
     return best, min(within, key=simplicity)
 
 
@@ -254,11 +293,9 @@ def measure(options: PrepOptions, metric: str = "accuracy") -> str:
     class weights, each row counted with its class's weight: what the trees are
     trained for, and a tuning by plain accuracy undoes the weights), or the balanced
     accuracy (the mean recall of the classes present, which class weights leave as
-    it is)."""
-    if metric == "balanced":
-        return "validation balanced accuracy"
-    if metric == "auc":
-        return "validation AUC"
+    it is), the AUC, or a regression's R² or RMSE (`METRICS`' words)."""
+    if metric in ("balanced", "auc", "r2", "rmse"):
+        return f"validation {METRICS[metric].split(' (')[0]}"
     return "weighted validation accuracy" if options.class_weight else \
         "validation accuracy"
 
@@ -269,13 +306,57 @@ def check_metric(metric: str) -> None:
                              f"{', '.join(METRICS)}.")
 
 
-def fold_score(fold, metric: str) -> float:
+def resolve_metric(metric: str | None, task: str) -> str:
+    """The measure a tuning of `task` ranks by: `metric`, or the task's default
+    (accuracy; a regression's R²) when None; a measure of the other task is refused
+    in one sentence (a number has no accuracy, a class no squared error)."""
+    if metric is None:
+        return TASK_METRICS[task][0]
+    check_metric(metric)
+    if metric not in TASK_METRICS[task]:
+        other = REGRESSION if task == CLASSIFICATION else CLASSIFICATION
+        what = "holds numbers (a regression)" if task == REGRESSION else \
+            "holds classes (a classification)"
+        name = METRICS[metric].split(" (")[0]
+        *some, last = TASK_METRICS[task]
+        raise ParameterError(f"{name[:1].upper()}{name[1:]} ranks the settings of a "
+                             f"{other}, and this target {what}: rank by "
+                             f"{', '.join(some)} or {last} instead.")
+    return metric
+
+
+def fold_score(fold: FoldResult, metric: str) -> float:
     """A fold's score under `metric` (`FoldResult.score`, the balanced accuracy of its
-    validation confusion matrix, or its validation AUC)."""
-    if metric == "auc":
-        return fold.test_auc
+    validation confusion matrix, its validation AUC, or a regression's validation
+    R² or RMSE)."""
+    if metric in ("auc", "r2", "rmse"):
+        return getattr(fold, f"test_{metric}")
     return matrix_balanced_accuracy(fold.test_confusion) if metric == "balanced" \
         else fold.score
+
+
+def baseline_score(split: PreparedSplit, metric: str) -> float:
+    """What the floor of the choice scores on a split's validation rows under
+    `metric`: always answering the training part's most common class (weighted as
+    the trees were trained, under class weights), a coin's 0.5 AUC, or always
+    predicting the training part's mean (a regression)."""
+    if metric in ("r2", "rmse"):
+        return split.mean_scores()[metric]
+    if metric == "auc":
+        return 0.5
+    return split.majority_balanced_accuracy() if metric == "balanced" else \
+        split.majority_accuracy(weighted=True)
+
+
+def shown(metric: str, value: float, error: bool = False) -> str:
+    """A score (or with `error`, its standard error) as the table and the progress
+    line write it: a share as a percentage (`84.2%`, `± 1.3`), R² as a number
+    (`0.812`, `± 0.021`), an RMSE in the target's unit (`14.93`, `± 0.41`)."""
+    if metric == "rmse":
+        return f"{value:.2g}" if error else f"{value:.4g}"
+    if metric == "r2":
+        return f"{value:.3f}"
+    return f"{100 * value:.1f}" if error else f"{100 * value:.1f}%"
 
 
 @dataclass
@@ -291,7 +372,9 @@ class Tuning:
     data: Any                      # its Dataset
     options: PrepOptions
     params: dict[str, Any]         # the final fit's parameters
-    majority: float = math.nan     # the majority class's mean validation accuracy
+    # the floor's mean validation score: the majority class's (a regression: always
+    # predicting the training part's mean) under `metric`
+    majority: float = math.nan
     rows: int = 0                  # the table's
     sample_rows: int | None = None  # the stratified sample scored (None: every row)
     reserved_s: float = 0.0        # seconds kept for the final fit when the grid ended
@@ -307,12 +390,28 @@ class Tuning:
             f" on a stratified sample of {self.sample_rows:,} of the {self.rows:,} rows"
 
     @property
+    def regression(self) -> bool:
+        return self.metric in TASK_METRICS[REGRESSION]
+
+    @property
+    def baseline(self) -> str:
+        """What the floor of the choice is, in words."""
+        return "the training rows' mean" if self.regression else "majority class"
+
+    @property
     def note(self) -> str:
-        """One sentence when the chosen setting is below the majority class on
-        validation ('' otherwise)."""
+        """One sentence when the chosen setting is below the majority class (a
+        regression's training mean) on validation ('' otherwise)."""
         chosen = self.scored[self.chosen]
-        if not chosen.mean < self.majority - 1e-12:
+        if not chosen.sign * (chosen.mean - self.majority) < -1e-12:
             return ""
+        if self.regression:
+            return (f"No setting predicted the validation rows better than always "
+                    f"answering the training rows' mean ({self.measure} "
+                    f"{shown(self.metric, self.majority)} for the mean, against "
+                    f"{shown(self.metric, chosen.mean)} for the chosen setting): the "
+                    "columns may not predict the target, or need more rows; check the "
+                    "columns used, or try a least leaf size or a cost per leaf.")
         return (f"No setting predicted the validation rows better than the majority "
                 f"class ({100 * self.majority:.1f}% {self.measure} by always answering "
                 "the most "
@@ -322,11 +421,14 @@ class Tuning:
                 "leaf.")
 
     def to_dict(self) -> dict:
+        """Its JSON; the floor's score is `majority_accuracy`, or a regression's
+        `mean_r2` / `mean_rmse` (always predicting the training rows' mean)."""
+        floor = f"mean_{self.metric}" if self.regression else "majority_accuracy"
         return {"algorithm": self.algorithm, "plan": self.plan.to_dict(),
                 "measure": self.measure, "metric": self.metric,
                 "candidates": [s.to_dict() for s in self.scored], "best": self.best,
                 "chosen": self.chosen, "rule": RULE,
-                "majority_accuracy": self.majority, "note": self.note,
+                floor: self.majority, "note": self.note,
                 "rows": self.rows, "sample_rows": self.sample_rows,
                 "scored_on": self.scored_on(), "final_fit_reserved_s": self.reserved_s,
                 "chosen_params": {k: v for k, v in self.params.items()
@@ -345,7 +447,8 @@ class Tuning:
             mark = ("chosen" if i == self.chosen else "") + \
                    (" best" if i == self.best else "")
             if s.complete:
-                text = (f"{100 * s.mean:5.1f}% ± {100 * s.standard_error:.1f}, "
+                text = (f"{shown(self.metric, s.mean):>6s} ± "
+                        f"{shown(self.metric, s.standard_error, error=True)}, "
                         f"{s.mean_leaves:.1f} leaves")
                 if s.at_limit:
                     text += f" ({s.at_limit} of {s.folds} folds stopped by the time limit)"
@@ -353,7 +456,7 @@ class Tuning:
                 text = s.note or "not scored"
             lines.append(f"  {s.candidate.label():38s} {text}"
                          + (f"  <- {mark.strip()}" if mark else ""))
-        lines.append(f"  {'majority class':38s} {100 * self.majority:5.1f}%")
+        lines.append(f"  {self.baseline:38s} {shown(self.metric, self.majority):>6s}")
         kept = sum(s.note == KEPT for s in self.scored)
         if kept:
             lines.append(f"{kept} of {len(self.scored)} settings were not scored in the "
@@ -370,9 +473,12 @@ class Tuner:
     def __init__(self, raw: RawTable, options: PrepOptions, algorithm: str,
                  grid: Sequence[Candidate], params: dict[str, Any] | None = None,
                  plan: Plan = Plan(), time_limit: float | None = None,
-                 metric: str = "accuracy"):
+                 metric: str | None = None):
+        """`metric` (`METRICS`) must suit the target's task; None: the task's default
+        (accuracy, a regression's R²: `resolve_metric`, once the table is read)."""
         plan.check()
-        check_metric(metric)
+        if metric is not None:
+            check_metric(metric)
         if time_limit is not None and not time_limit > 0:
             raise ParameterError("The time limit must be a positive number of seconds.")
         self.raw, self.options, self.algorithm = raw, options, algorithm
@@ -416,6 +522,7 @@ class Tuner:
         options = replace(self.options, depth=max(c.depth for c in self.grid))
         validation = CrossValidation(self.raw, options, self.algorithm, self.params,
                                      self.plan)
+        self.metric = resolve_metric(self.metric, validation.task)
         copies: list[np.ndarray] = []
         splits: list = []
         self._running(clock)
@@ -426,9 +533,8 @@ class Tuner:
                 raise ParameterError(f"AUC ranks settings for a target of two classes; "
                                      f"this one has {len(class_names)}: rank by balanced "
                                      "accuracy instead.")
-            majority = 0.5 if self.metric == "auc" else float(np.mean(
-                [split.majority_balanced_accuracy() if self.metric == "balanced" else
-                 split.majority_accuracy(weighted=True) for split in splits]))
+            majority = float(np.mean([baseline_score(split, self.metric)
+                                      for split in splits]))
             reserve = Reserve.measured(clock, len(self.grid), len(self.raw.frame), splits)
             scored = self._score_all(reserve, clock, validation, class_names, splits,
                                      on_candidate)
@@ -472,7 +578,7 @@ class Tuner:
         scored = []
         n = len(self.grid)
         for i, candidate in enumerate(self.grid):
-            score = Scored(candidate, folds=len(splits))
+            score = Scored(candidate, folds=len(splits), metric=self.metric)
             scored.append(score)
             if self._stopped(clock):
                 score.note = "not scored: stopped"
@@ -573,7 +679,7 @@ def tune(raw: RawTable, options: PrepOptions, algorithm: str,
          grid: Sequence[Candidate] | None = None, params: dict[str, Any] | None = None,
          plan: Plan = Plan(), time_limit: float | None = None,
          on_candidate: Callable[[Scored, int, int], None] | None = None,
-         metric: str = "accuracy") -> Tuning:
+         metric: str | None = None) -> Tuning:
     """`Tuner(...).run(on_candidate)` with the default grid when `grid` is None."""
     grid = candidates(algorithm) if grid is None else grid
     return Tuner(raw, options, algorithm, grid, params, plan, time_limit,

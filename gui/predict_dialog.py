@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.data.csv_reader import read_table
+from engine.data.features import format_number
 from engine.export.predictions import prediction_table, write_prediction_table
 from engine.prediction import Predictions, predict_table
 from engine.solvers.monitor import Monitor
@@ -66,8 +67,11 @@ class PredictionsModel(QAbstractTableModel):
     def __init__(self, predictions: Predictions, parent=None):
         super().__init__(parent)
         self.p = predictions
-        self.headers = ["Row", "Prediction"] + (["True class", "Correct"]
-                                                if predictions.truth is not None else [])
+        # a regression's: the true value and the error (prediction - truth)
+        self.regression = predictions.predicted.dtype.kind == "f"
+        truth = ["True value", "Error"] if self.regression else ["True class", "Correct"]
+        self.headers = ["Row", "Prediction"] + (truth if predictions.truth is not None
+                                                else [])
 
     def rowCount(self, parent=_ROOT) -> int:
         return 0 if parent.isValid() else len(self.p.predicted)
@@ -87,6 +91,8 @@ class PredictionsModel(QAbstractTableModel):
         names = self.p.class_names
         if column == 0:
             return row + 1
+        if self.regression:
+            return self._number(row, column)
         if column == 1:
             return names[self.p.predicted[row]]
         if not self.p.known[row]:
@@ -95,6 +101,17 @@ class PredictionsModel(QAbstractTableModel):
         if column == 2:
             return names[truth] if truth >= 0 else "(a class the model never saw)"
         return "yes" if truth == self.p.predicted[row] else "no"
+
+
+    def _number(self, row: int, column: int) -> str:
+        """A regression's cell: its prediction, true value or error, as shown."""
+        predicted = float(self.p.predicted[row])
+        if column == 1:
+            return format_number(predicted)
+        if not self.p.known[row]:
+            return "—"
+        truth = float(self.p.truth[row])
+        return format_number(truth if column == 2 else predicted - truth)
 
 
 def plain_label(text: str, parent) -> QLabel:
@@ -201,6 +218,15 @@ class PredictDialog(QDialog):
             self.finished_reading.emit()
             return
         scores = predictions.scores
+        if predictions.predicted.dtype.kind == "f":   # a regression's
+            self.summary.setText(
+                f"{len(predictions.predicted):,} rows of {name} predicted; on the "
+                f"{predictions.n_scored:,} with a value: RMSE "
+                f"{format_number(scores['rmse'])}, MAE {format_number(scores['mae'])}, "
+                f"R² {scores['r2']:.3f}.")
+            self.confusion.show_matrix(None, [])
+            self.finished_reading.emit()
+            return
         self.summary.setText(
             f"{len(predictions.predicted):,} rows of {name} predicted; on the "
             f"{predictions.n_scored:,} with a class: accuracy "

@@ -54,13 +54,47 @@ def percent(value: float | None) -> str:
     return "—" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
 
 
+# The summary's row of held-out figures (accuracy, or a regression's R² and errors)
+TEST_ROW = "Test accuracy"
+
+
+def score_text(run: RunRecord, value: float | None) -> str:
+    """A run's accuracy as a percentage, or a regression's R² ("R² 0.912")."""
+    if not run.regression:
+        return percent(value)
+    return "—" if value is None or math.isnan(value) else f"R² {value:.3f}"
+
+
 def baseline_rows(ev) -> list[tuple[str, str]]:
     """The baselines an evaluation scored on the same held-out rows, as summary rows
-    (the Results tab's and the report's)."""
+    (the Results tab's and the report's); a regression's as R²."""
+    if ev.regression:
+        return [(name, f"R² {value:.3f}") for name, value in (
+            ("Training rows' mean, same rows", ev.mean_of("mean_r2")),
+            ("Greedy tree, same depth and rows", ev.mean_of("greedy_r2")))
+            if ev.folds and not math.isnan(value)]
     return [(name, percent(value)) for name, value in (
         ("Most common class, same rows", ev.mean_majority_accuracy),
         ("Greedy tree, same depth and rows", ev.mean_greedy_accuracy))
         if ev.folds and not math.isnan(value)]
+
+
+def test_rows(run: RunRecord) -> list[tuple[str, str]]:
+    """How the tree does on held-out rows, as summary rows (the Results tab's and the
+    report's): the test's summary, balanced accuracy, each fold's figure (a
+    regression's R²) and the baselines on the same rows; none without a test."""
+    ev = run.evaluation
+    if ev is None:
+        return []
+    rows = [(TEST_ROW, ev.summary())]
+    if ev.folds and not run.regression:
+        rows.append(("Test balanced accuracy",
+                     percent(matrix_balanced_accuracy(ev.test_confusion()))))
+    if len(ev.folds) > 1:
+        rows.append(("Per fold", ", ".join(f"R² {f.test_r2:.3f}" for f in ev.folds)
+                     if run.regression else ", ".join(percent(a) for a in
+                                                       ev.test_accuracies)))
+    return rows + baseline_rows(ev)
 
 
 def weighted(run: RunRecord) -> bool:
@@ -154,6 +188,10 @@ HEADER_TIPS = {
     "Depth": "Depth of the tree (layers of a diagram), with the run's limit when the "
              "tree stopped short of it",
     "Leaves": "Leaves of a tree; arcs into the class terminals of a decision diagram",
+    "Train acc.": "Accuracy on the training rows; a regression's R² (1: every row "
+                  "exact, 0: no better than their mean)",
+    "Test acc.": "Accuracy on held-out rows; a regression's R² there",
+    "Error": "Misclassified training rows (weight); a regression's squared error",
     "Name": "Your name for the run (shown after its number everywhere): click the cell "
             "of a selected run, or press F2, to type it",
     "Note": "Your note on the run, kept in the session: click the cell of a selected "
@@ -209,7 +247,8 @@ class HistoryModel(QAbstractTableModel):
         values = (
             str(run.number), algorithm_text(run), depth_text(run),
             str(run.data_settings.get("binarize", "")), f"{run.n_features:,}",
-            percent(run.train_accuracy), percent(run.test_accuracy), format_count(run.train_error),
+            score_text(run, run.train_score), score_text(run, run.test_accuracy),
+            format_count(run.train_error),
             format_count(run.lower_bound) if proves_bounds(run.chosen or run.algorithm)
             else "—", run.status_text, f"{run.time_s:.2f} s",
             str(tree.n_leaves) if is_model(tree) else "", run.dataset_name, run.name,
@@ -224,7 +263,7 @@ class HistoryModel(QAbstractTableModel):
         tree = run.tree
         keys = (run.number, algorithm_text(run).lower(), number(reached_depth(run)),
                 str(run.data_settings.get("binarize", "")), run.n_features,
-                number(run.train_accuracy), number(run.test_accuracy), run.train_error,
+                number(run.train_score), number(run.test_accuracy), run.train_error,
                 run.lower_bound, run.status_text, run.time_s,
                 tree.n_leaves if is_model(tree) else -1, run.dataset_name.lower(),
                 run.name.lower(), run.note.lower())
@@ -532,19 +571,13 @@ class ResultsPanel(QWidget):
         if weights:
             rows.append(("Class weights", str(weights)))
         if run.evaluation is not None:
-            ev = run.evaluation
-            verdict = ev.verdict()
-            rows.append(("Test accuracy", html.escape(ev.summary()) + (
+            verdict = run.evaluation.verdict()
+            rows += [(key, html.escape(text) + (
                 f"<br><b style='color:{LOSS_COLOUR}'>{html.escape(verdict)}</b>"
-                if verdict else "")))
-            if ev.folds:
-                rows.append(("Test balanced accuracy",
-                             percent(matrix_balanced_accuracy(ev.test_confusion()))))
-            if len(ev.folds) > 1:
-                rows.append(("Per fold", ", ".join(percent(a) for a in ev.test_accuracies)))
-            rows += baseline_rows(ev)
+                if verdict else "")) if key == TEST_ROW else (key, text)
+                for key, text in test_rows(run)]
         elif fold_text:
-            rows.append(("Test accuracy", html.escape(fold_text)))
+            rows.append((TEST_ROW, html.escape(fold_text)))
         if is_model(tree):
             rows.append((kind_name(tree), size_text(tree)))
         rows.append(("Data", (f"{run.dataset_name or 'file not recorded'}: "
@@ -555,14 +588,16 @@ class ResultsPanel(QWidget):
         self.summary_label.setText(
             "<table cellspacing='3'>" + "".join(
                 f"<tr><td style='color:{HINT_COLOUR}; padding-right:10px'>{html.escape(k)}"
-                f"</td><td>{v if k in ('Test accuracy',) else html.escape(v)}</td></tr>"
+                f"</td><td>{v if k == TEST_ROW else html.escape(v)}</td></tr>"
                 for k, v in rows) + "</table>")
         self.train_matrix.show_matrix(run.train_confusion, run.class_names,
                                       weighted=bool(weights))
-        if run.regression:
-            self.train_title.setText("Training rows: no confusion matrix, the tree "
-                                     "predicts numbers")
-        if run.evaluation is not None and run.evaluation.folds:
+        if run.regression:   # numbers: no classes to cross
+            self.train_title.setText("Training rows: no confusion matrix for a tree "
+                                     "predicting numbers")
+            self.test_matrix.show_matrix(None, [])
+            self.test_title.setText("Test rows: the RMSE, MAE and R² are in the summary")
+        elif run.evaluation is not None and run.evaluation.folds:
             self.test_matrix.show_matrix(run.evaluation.test_confusion(),
                                          run.evaluation.class_names)
             self.test_title.setText(f"Test rows ({run.evaluation.plan.describe()})")

@@ -14,15 +14,13 @@ from pathlib import Path
 from engine.data.features import format_count
 from engine.export import rules_text as export_rules
 from engine.export.report import run_report_html, write_report
-from engine.metrics import matrix_balanced_accuracy
 from gui.image_export import save_tree_image
 from gui.models import is_model, kind_name, size_text
 from gui.results_panel import (
     algorithm_text,
-    baseline_rows,
     bound_text,
-    errors_text,
-    percent,
+    fit_rows,
+    test_rows,
     weighted,
 )
 from gui.runs import RunRecord
@@ -103,20 +101,7 @@ def _settings(run: RunRecord) -> list[tuple[str, str]]:
 def _metrics(run: RunRecord) -> list[tuple[str, str]]:
     proven = run.optimal and run.status_text != "optimal"
     rows = [("Status", run.status_text + (" — proven optimal" if proven else "")),
-            ("Weighted training accuracy" if weighted(run) else "Training accuracy",
-             percent(run.train_accuracy)),
-            ("Training errors", errors_text(run)),
-            ("Balanced accuracy", percent(matrix_balanced_accuracy(run.train_confusion))),
-            ("Lower bound", bound_text(run))]
-    if run.evaluation is not None:
-        ev = run.evaluation
-        rows.append(("Test accuracy", ev.summary()))
-        if ev.folds:
-            rows.append(("Test balanced accuracy",
-                         percent(matrix_balanced_accuracy(ev.test_confusion()))))
-        if len(ev.folds) > 1:
-            rows.append(("Per fold", ", ".join(percent(a) for a in ev.test_accuracies)))
-        rows += baseline_rows(ev)
+            *fit_rows(run), ("Lower bound", bound_text(run)), *test_rows(run)]
     if is_model(run.tree):
         rows.append((kind_name(run.tree), size_text(run.tree)))
     rows.append(("Time", f"{run.time_s:.2f} s"))

@@ -203,6 +203,12 @@ class RunRecord:
         return 1.0 - self.train_error / spread if spread > 0 else 1.0
 
     @property
+    def train_score(self) -> float:
+        """The training figure the history ranks runs by: accuracy, or a regression's
+        R²."""
+        return self.train_r2 if self.regression else self.train_accuracy
+
+    @property
     def train_rmse(self) -> float:
         """A regression's root mean squared error on its training rows."""
         if not self.regression or self.total_weight <= 0:
@@ -211,9 +217,12 @@ class RunRecord:
 
     @property
     def test_accuracy(self) -> float | None:
+        """The mean accuracy on held-out rows (a regression's R² there); None
+        without a test."""
         if self.evaluation is None or not self.evaluation.folds:
             return None
-        return self.evaluation.mean_test_accuracy
+        return self.evaluation.mean_of("test_r2") if self.regression else \
+            self.evaluation.mean_test_accuracy
 
     @property
     def objective(self) -> float:

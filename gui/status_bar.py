@@ -77,6 +77,8 @@ class RunFigures(QWidget):
                          run.lower_bound if proves_bounds(run.chosen or run.algorithm)
                          else None, run.optimal, objective=run.leaf_penalty > 0)
         self.show_new_rows(run, progress)
+        if run.regression:
+            self.labels["error"].setText("squared " + self.labels["error"].text())
         if weighted(run):
             for key in ("error", "bound"):
                 self.labels[key].setText("weighted " + self.labels[key].text())
@@ -126,7 +128,9 @@ class RunFigures(QWidget):
             if evaluation is not None:
                 label.setToolTip(evaluation.summary())
         else:
-            label.setText(f"new rows {100 * evaluation.mean_test_accuracy:.1f}%")
+            label.setText(f"new rows R² {evaluation.mean_of('test_r2'):.3f}"
+                          if evaluation.regression else
+                          f"new rows {100 * evaluation.mean_test_accuracy:.1f}%")
             verdict = evaluation.verdict()
             label.setToolTip(verdict or evaluation.summary())
             if verdict:

@@ -17,9 +17,10 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QMenu
 
+from engine.data.features import format_number
 from engine.data.dataset import counted
 from engine.model.tree import Tree
-from engine.prediction import confusion_rows, node_rows, row_path
+from engine.prediction import confusion_rows, node_rows, prediction_text, row_path
 from gui.models import is_model
 from gui.predict_dialog import PredictDialog
 from gui.row_form import RowForm, first_row_values, seen_values
@@ -81,6 +82,13 @@ class TreeAnalysis(QObject):
                    full: str | None = None) -> None:
         """Show a node's rows; `rule` is shown, `full` (value groups in full) copied."""
         tree = run.tree
+        if tree.regression:   # `counts`: the node's mean scored on its rows
+            self._show_rows(tree, rows, f"Run #{run.number}, node {node}: {rule} — "
+                            f"{counted(len(rows), 'row')}; predicts "
+                            f"{format_number(float(tree.value[node, 1]))} (their training "
+                            f"mean), RMSE {format_number(counts['rmse'])} on them.",
+                            full or rule)
+            return
         names = tree.class_names
         shown = ", ".join(f"{count:,} {names[k]}" for k, count in enumerate(counts) if count)
         errors = int(counts.sum() - counts[tree.label[node]])
@@ -139,7 +147,7 @@ class TreeAnalysis(QObject):
         except Exception as error:  # noqa: BLE001 - a table the model was not trained on
             return f"{name} cannot go through run #{run.number}: {error_message(error)}"
         scene.light_path(path)
-        text = f"{name}: run #{run.number} predicts {model.class_names[predicted]}"
+        text = f"{name}: run #{run.number} predicts {prediction_text(model, predicted)}"
         target = model.prep.target
         if target in frame.columns and frame[target].notna().all():
             text += f" (true {target}: {frame[target].iloc[0]})"
@@ -192,6 +200,10 @@ class TreeAnalysis(QObject):
             menu.addAction("Unfold its subtree" if folded else "Fold its subtree",
                            lambda: win.view.toggle_collapsed(node)) \
                 .setEnabled(not tree.is_leaf(node))
+        if run is not None and tree is run.tree and getattr(tree, "regression", False):
+            menu.addSeparator()
+            menu.addAction("Editing a regression tree by hand is not in Orchard yet") \
+                .setEnabled(False)
         if TreeEditor.editable(run) and tree is run.tree and not win.running:
             menu.addSeparator()
             leaf = tree.is_leaf(node)

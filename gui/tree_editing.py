@@ -50,7 +50,9 @@ class TreeEditor(QObject):
 
     @staticmethod
     def editable(run: RunRecord | None) -> bool:
-        return run is not None and isinstance(run.tree, Tree)
+        """Whether `run`'s tree can be edited by hand: a classification tree (the
+        ranked splits, re-solving and collapsing count classes so far)."""
+        return run is not None and isinstance(run.tree, Tree) and not run.tree.regression
 
     def _undoable(self, run: RunRecord | None) -> tuple[RunRecord, RunRecord] | None:
         """(run, its parent) when `run` is an edit made here and nothing was edited

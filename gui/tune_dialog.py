@@ -34,11 +34,13 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from engine.data.columns import choose_target
+from engine.data.task import choose_task
 from engine.errors import OrchardError
 from engine.evaluation import Plan
 from engine.solvers import get_solver
 from engine.solvers.monitor import Monitor
-from engine.vocabulary import METRICS
+from engine.vocabulary import LOWER_IS_BETTER, METRICS, REGRESSION, TASK_METRICS
 from engine.tuning import (
     DEPTHS,
     GREEDY_DEEP_DEPTHS,
@@ -53,6 +55,7 @@ from engine.tuning import (
     default_leaves,
     leaf_parameter,
     measure,
+    shown,
 )
 from gui.chart_note import ChartNote
 from gui.data_tasks import StageRelay
@@ -61,6 +64,13 @@ from gui.worker import Worker, error_message
 
 CHOSEN_COLOUR = "#D55E00"
 DEFAULT_SECONDS = 60
+
+
+def table_task(raw, options) -> str:
+    """The task the window's table is prepared for (`choose_task` of its target)."""
+    columns = [str(c) for c in raw.frame.columns]
+    target = choose_target(columns, options.target, raw)
+    return choose_task(target, raw.frame[target], options.task)[0]
 
 
 def run_tuning(tuner: Tuner, clock: Monitor, report) -> Tuning:
@@ -81,6 +91,7 @@ class TuneDialog(QDialog):
                  apply: Callable[[dict], None], time_limit: float | None, parent=None):
         super().__init__(parent)
         self.raw, self.options, self.algorithm = raw, options, algorithm
+        self.task = table_task(raw, options)
         self.params = {k: v for k, v in params.items() if k != "depth"}
         self.apply, self.tuning, self._worker = apply, None, None
         self.scored: list[Scored] = []
@@ -127,13 +138,13 @@ class TuneDialog(QDialog):
         self.folds_spin.setValue(5)
         form.addRow("Inner folds:", self.folds_spin)
         self.metric_combo = QComboBox(self)
-        for metric, words in METRICS.items():
-            self.metric_combo.addItem(words.capitalize(), metric)
+        for metric in TASK_METRICS[self.task]:   # the target's own measures
+            self.metric_combo.addItem(METRICS[metric].capitalize(), metric)
         self.metric_combo.setToolTip(
             "What the settings are ranked by on the validation rows: accuracy (each "
             "row counted with its class's weight under class weights), or balanced "
             "accuracy, the mean recall of the classes (a rare class counts as much as "
-            "a common one)")
+            "a common one); for a target of numbers, R² or the RMSE")
         self.metric_combo.currentIndexChanged.connect(self._metric_changed)
         form.addRow("Rank by:", self.metric_combo)
         self.time_spin = QDoubleSpinBox(self)
@@ -183,13 +194,24 @@ class TuneDialog(QDialog):
     def metric(self) -> str:
         return self.metric_combo.currentData()
 
+    @property
+    def _unit(self) -> float:
+        """What a score is multiplied by on the chart: 100 for shares (accuracy,
+        AUC), 1 for a regression's R² and RMSE."""
+        return 1.0 if self.metric in TASK_METRICS[REGRESSION] else 100.0
+
+    def _score(self, value: float, error: bool = False) -> str:
+        return shown(self.metric, value, error)
+
     def _metric_changed(self) -> None:
         """Every text that names the measure says the one chosen."""
         words = measure(self.options, self.metric)
-        self.status.setText(f"Each depth is cross-validated on the rows with a class and "
+        rows = "a value" if self.task == REGRESSION else "a class"
+        self.status.setText(f"Each depth is cross-validated on the rows with {rows} and "
                             f"scored by its {words}; the simplest setting within {RULE} "
                             "of the best is chosen.")
-        self.plot.getPlotItem().setLabel("left", f"{words} (%)")
+        self.plot.getPlotItem().setLabel("left", f"{words} (%)" if self._unit == 100
+                                         else words)
         self.table.horizontalHeaderItem(1).setText(words)
         self.table.resizeColumnsToContents()
         self._draw()
@@ -258,7 +280,7 @@ class TuneDialog(QDialog):
         self.scored.append(score)
         self.progress.setValue(round(1000 * (i + 2) / (n + 1)))
         self.status.setText(f"{i + 1} of {n}: {score.candidate.label()} "
-                            + (f"— {100 * score.mean:.1f}%" if score.complete else
+                            + (f"— {self._score(score.mean)}" if score.complete else
                                f"— {score.note}"))
         self._add_row(score)
         self._draw()
@@ -271,10 +293,10 @@ class TuneDialog(QDialog):
         chosen, best = tuning.scored[tuning.chosen], tuning.scored[tuning.best]
         self.status.setText(
             f"Scored on {tuning.scored_on()}. "
-            f"Chosen: {chosen.candidate.label()} — {100 * chosen.mean:.1f}% ± "
-            f"{100 * chosen.standard_error:.1f} with {chosen.mean_leaves:.1f} leaves, "
-            f"within {RULE} of the best ({best.candidate.label()}, "
-            f"{100 * best.mean:.1f}%). Use this setting, then Run to train it on "
+            f"Chosen: {chosen.candidate.label()} — {self._score(chosen.mean)} ± "
+            f"{self._score(chosen.standard_error, True)} with {chosen.mean_leaves:.1f} "
+            f"leaves, within {RULE} of the best ({best.candidate.label()}, "
+            f"{self._score(best.mean)}). Use this setting, then Run to train it on "
             "every row." + (f" {tuning.note}" if tuning.note else ""))
         for row in range(self.table.rowCount()):
             font = self.table.item(row, 0).font()
@@ -318,7 +340,7 @@ class TuneDialog(QDialog):
         row = self.table.rowCount()
         self.table.insertRow(row)
         cells = [score.candidate.label(),
-                 f"{100 * score.mean:.1f}% ± {100 * score.standard_error:.1f}"
+                 f"{self._score(score.mean)} ± {self._score(score.standard_error, True)}"
                  if score.complete else "—",
                  f"{score.mean_leaves:.1f}" if score.complete else "—",
                  score.note or (f"{score.at_limit} of {score.folds} folds stopped by "
@@ -342,8 +364,8 @@ class TuneDialog(QDialog):
         if not done:
             return
         x = [s.mean_leaves for s in done]
-        y = [100 * s.mean for s in done]
-        se = [100 * s.standard_error for s in done]
+        y = [self._unit * s.mean for s in done]
+        se = [self._unit * s.standard_error for s in done]
         item.addItem(pg.ErrorBarItem(x=np.array(x), y=np.array(y),
                                      height=2 * np.array(se), beam=0.3,
                                      pen=pg.mkPen(ERROR_COLOUR)))
@@ -361,12 +383,14 @@ class TuneDialog(QDialog):
             item.addItem(label)
         if self.tuning is not None:
             best = self.tuning.scored[self.tuning.best]
-            bar = 100 * (best.mean - RULE_ERRORS * best.standard_error)
+            lower = -1 if self.metric in LOWER_IS_BETTER else 1   # an RMSE's bar is above
+            bar = self._unit * (best.mean - lower * RULE_ERRORS * best.standard_error)
             item.addItem(pg.InfiniteLine(bar, angle=0, pen=pg.mkPen(
                 CHOSEN_COLOUR, style=Qt.DashLine), label=f"{RULE} below the best",
                 labelOpts={"position": 0.85, "color": CHOSEN_COLOUR}))
             chosen = self.tuning.scored[self.tuning.chosen]
-            item.plot([chosen.mean_leaves], [100 * chosen.mean], pen=None, symbol="o",
+            item.plot([chosen.mean_leaves], [self._unit * chosen.mean], pen=None,
+                      symbol="o",
                       symbolSize=14, symbolBrush=None,
                       symbolPen=pg.mkPen(CHOSEN_COLOUR, width=3))
 

@@ -331,10 +331,20 @@ def test_a_nearly_unique_name_column_is_ignored_with_its_reason(qtbot, tmp_path)
     assert win.columns.data(win.columns.index(row, COL_USE)) == "categorical"
 
 
+def as_classes(qtbot, win) -> None:
+    """Predict a class, whatever the target holds (a price of 120 values is otherwise
+    a regression's)."""
+    with qtbot.waitSignal(win.data_ready, timeout=LOAD_TIMEOUT):
+        win.data_panel.set_task("classification")
+    qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
+
+
 def test_a_target_with_120_classes_is_asked_about_and_use_it_proceeds(qtbot, tmp_path):
     from test_data_defaults import price_csv
     from test_gui_support import run_and_wait
     win = open_window(qtbot, price_csv(tmp_path / "price.csv"))
+    assert win.dataset.regression   # by default: a number to predict (issue 47)
+    as_classes(qtbot, win)
     question = ("The class column 'price' has 120 different numbers; is it really the "
                 "class?")
     assert win.data_panel.target_question_text() == question
@@ -359,6 +369,7 @@ def test_choose_another_target_opens_the_list_and_a_fine_target_asks_nothing(qtb
     from test_data_defaults import price_csv
     from test_gui_support import run_and_wait
     win = open_window(qtbot, price_csv(tmp_path / "price.csv"))
+    as_classes(qtbot, win)
     assert win.data_panel.target_question_text()
     win.data_panel.other_target_button.click()
     assert win.target_combo.view().isVisible()          # the list of columns is open

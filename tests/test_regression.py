@@ -210,14 +210,17 @@ def test_what_regression_cannot_do_yet_is_said_in_one_sentence(tmp_path, capsys,
     assert words in err[-1] and err[-1].startswith("orchard: ")
 
 
-def test_validation_of_a_regression_says_why_it_was_skipped(tmp_path, capsys):
+def test_a_regression_is_validated_and_tuned_on_new_rows(tmp_path, capsys):
+    """Held-out evaluation and tuning of regression trees (tests/
+    test_regression_evaluation.py checks their figures)."""
     path = house_table(tmp_path / "house.csv", rows=200)
     assert main(["fit", str(path), "--depth", "2", "--validate", "3"]) == 0
-    err = capsys.readouterr().err
-    assert "held-out evaluation and tuning of regression trees are not in Orchard yet" \
-        in err
-    assert main(["tune", str(path), "--depths", "1-2"]) == 2
-    assert "held-out evaluation and tuning" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "3-fold cross-validation: test R² 0." in captured.out
+    assert "not estimated" not in captured.err
+    assert main(["tune", str(path), "--depths", "1-2", "--json"]) == 0
+    tuning = json.loads(capsys.readouterr().out)["tuning"]
+    assert tuning["metric"] == "r2" and tuning["chosen_params"]["depth"] in (1, 2)
 
 
 def test_classification_can_still_be_asked_for(tmp_path, capsys):

@@ -244,7 +244,7 @@ def test_write_report_replaces_the_file_whole(trained, tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------ the window's glue
 def test_report_for_a_run_record(tmp_path):
-    from gui.results_panel import percent
+    from gui.results_panel import errors_text, percent
     from gui.run_report import report_for_run
     from gui.runs import RunRecord, run_task
 
@@ -264,7 +264,7 @@ def test_report_for_a_run_record(tmp_path):
     checker = parse(page)
     text = "".join(checker.text)
     assert f"Run {run.label}" in text and run.finished_at in text
-    assert f"<td>{percent(run.train_accuracy)}</td>" in page
+    assert f"<td>{percent(run.train_accuracy)} ({escape(errors_text(run))})</td>" in page
     assert escape(run.evaluation.summary()) in page
     assert "Most common class, same rows" in text and "Greedy tree, same depth" in text
     assert "Ignored columns" in text and "30 s" in text

@@ -43,15 +43,20 @@ def write_predictions(path: str | Path, class_names: Iterable[str],
 def prediction_table(model, frame: pd.DataFrame, predictions: Predictions) -> pd.DataFrame:
     """One line per row of `frame` (raw cells, as read) that `predictions` (of `model`,
     a Tree or Diagram) predicts: row, the model's input columns, true class (only when
-    `frame` has the class column), predicted class, probability, leaf."""
+    `frame` has the class column), predicted class, probability, leaf (a regression:
+    true value, predicted value, leaf)."""
     inputs = [column.name for column in model.prep.columns]
-    names = np.array(predictions.class_names, dtype=object)
     table = {_free("row", inputs): np.arange(1, len(frame) + 1)}
     table.update({name: frame[name].to_numpy() for name in inputs})
+    what = "value" if model.prep.regression else "class"
     if predictions.truth is not None:
-        table[_free("true class", inputs)] = frame[predictions.target].to_numpy()
-    table[_free("predicted class", inputs)] = names[predictions.predicted]
-    table[_free("probability", inputs)] = predictions.probability
+        table[_free(f"true {what}", inputs)] = frame[predictions.target].to_numpy()
+    if model.prep.regression:   # the leaf's mean (no class, no probability)
+        table[_free("predicted value", inputs)] = predictions.predicted
+    else:
+        names = np.array(predictions.class_names, dtype=object)
+        table[_free("predicted class", inputs)] = names[predictions.predicted]
+        table[_free("probability", inputs)] = predictions.probability
     table[_free("leaf", inputs)] = predictions.leaf
     return pd.DataFrame(table)
 
