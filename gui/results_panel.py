@@ -42,6 +42,7 @@ from PySide6.QtWidgets import (
 from engine.data.features import format_count, format_number
 from engine.metrics import matrix_balanced_accuracy
 from gui.confusion_view import ConfusionView
+from gui.fit_plot import FitPlots
 from engine.solvers import get_solver
 from gui.models import is_model, kind_name, size_text
 from gui.runs import RunRecord
@@ -56,6 +57,8 @@ def percent(value: float | None) -> str:
 
 # The summary's row of held-out figures (accuracy, or a regression's R² and errors)
 TEST_ROW = "Test accuracy"
+MATRICES_TITLE = "Confusion matrices (rows: true class)"
+FIT_TITLE = "Fit of the tree (a regression: no confusion matrix)"
 
 
 def score_text(run: RunRecord, value: float | None) -> str:
@@ -397,13 +400,21 @@ class ResultsPanel(QWidget):
         self.summary_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.summary_scroll = scrolling(self.summary_label, summary_box)
 
-        matrices = QGroupBox("Confusion matrices (rows: true class)", top)
+        matrices = self.matrices_box = QGroupBox(MATRICES_TITLE, top)
         self.matrix_pair = MatrixPair()
         self.train_title, self.train_matrix = self.matrix_pair.add("Training rows")
         self.test_title, self.test_matrix = self.matrix_pair.add("Test rows (all folds)")
         self.train_matrix.cell_chosen.connect(self.cell_chosen)
         self.train_matrix.table.setToolTip("Click a cell to see its rows in the Data tab.")
-        self.matrices_scroll = scrolling(self.matrix_pair, matrices)
+        # a regression's instead of the matrices: its fit drawn (`show_fit`)
+        self.fit_plots = FitPlots()
+        self.fit_plots.hide()
+        both = QWidget()
+        both_layout = QVBoxLayout(both)
+        both_layout.setContentsMargins(0, 0, 0, 0)
+        both_layout.addWidget(self.matrix_pair)
+        both_layout.addWidget(self.fit_plots)
+        self.matrices_scroll = scrolling(both, matrices)
         for box in (summary_box, matrices):
             # equal shares, whatever their contents would like (but their titles)
             box.setMinimumWidth(box.minimumSizeHint().width())
@@ -555,6 +566,9 @@ class ResultsPanel(QWidget):
                                        "load data and press Run.</span>")
             self.train_matrix.show_matrix(None, [])
             self.test_matrix.show_matrix(None, [])
+            self.matrix_pair.show()
+            self.fit_plots.hide()
+            self.matrices_box.setTitle(MATRICES_TITLE)
             return
         tree = run.tree
         rows = [("Algorithm", f"{algorithm_text(run)} (#{run.number})")]
@@ -592,11 +606,13 @@ class ResultsPanel(QWidget):
                 for k, v in rows) + "</table>")
         self.train_matrix.show_matrix(run.train_confusion, run.class_names,
                                       weighted=bool(weights))
-        if run.regression:   # numbers: no classes to cross
-            self.train_title.setText("Training rows: no confusion matrix for a tree "
-                                     "predicting numbers")
-            self.test_matrix.show_matrix(None, [])
-            self.test_title.setText("Test rows: the RMSE, MAE and R² are in the summary")
+        self.matrix_pair.setVisible(not run.regression)
+        self.fit_plots.setVisible(run.regression)
+        self.matrices_box.setTitle(FIT_TITLE if run.regression else MATRICES_TITLE)
+        if run.regression:   # numbers: no classes to cross, the fit drawn instead
+            if self.fit_plots.key != run.number:   # (`RunDisplay.show_fit` draws it)
+                self.fit_plots.clear("Plotting the tree's predictions on its training "
+                                     "rows…")
         elif run.evaluation is not None and run.evaluation.folds:
             self.test_matrix.show_matrix(run.evaluation.test_confusion(),
                                          run.evaluation.class_names)

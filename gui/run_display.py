@@ -16,9 +16,11 @@ from PySide6.QtCore import QObject
 from engine.data.features import format_count
 from gui.app_state import AppState
 from gui.evaluation_views import ROWS_HELD_OUT, score_held_out
+from gui.fit_plot import fit_points
 from gui.models import is_model
 from gui.run_controller import no_tree_text, result_text
 from gui.runs import RunRecord
+from gui.worker import Worker
 
 
 def run_header(run: RunRecord) -> str:
@@ -33,6 +35,7 @@ class RunDisplay(QObject):
     def __init__(self, window, state: AppState):
         super().__init__(window)
         self.win, self.state = window, state
+        self._fit_worker: Worker | None = None   # the fit plot being scored
 
     def select(self, run: RunRecord | None) -> None:
         """Make `run` the selected one (None: no run) and render it everywhere."""
@@ -70,6 +73,8 @@ class RunDisplay(QObject):
         status line."""
         self.state.select(run)
         self.win.results.show_run(run, self.win.validator.progress(run))
+        if run.regression:
+            self.show_fit(run)
         self.win.view.row_factors = run.class_factors
         if is_model(run.tree):
             self.show_tree(run.tree)
@@ -81,6 +86,25 @@ class RunDisplay(QObject):
         self.win.set_status(result_text(run))
         self.refresh_evaluation()
         self.win.update_controls()
+
+    def show_fit(self, run: RunRecord) -> None:
+        """A regression run's predictions against its training rows, drawn on the
+        Results tab once a worker has scored them (when those rows are in memory)."""
+        rows = self.state.data_of(run)
+        plots = self.win.results.fit_plots
+        if rows is None or not is_model(run.tree):
+            plots.clear(f"Run #{run.number} trained on {run.dataset_name or 'another file'}"
+                        ": open it again with the run's settings to plot its rows.")
+            return
+        worker = Worker(fit_points, run.tree, rows.dataset, name="orchard-fit-plot")
+        worker.finished.connect(lambda points: worker is self._fit_worker
+                                and self.win.current_run is run
+                                and plots.show_points(points, "training rows",
+                                                      run.number))
+        worker.errored.connect(lambda message: worker is self._fit_worker
+                               and plots.clear(message))
+        self._fit_worker = worker
+        worker.start()
 
     def show_tree(self, tree) -> None:
         self.win.tree = tree

@@ -31,6 +31,13 @@ def test_a_numeric_target_trains_a_regression_tree_from_the_defaults(qtbot, tmp_
     assert "Training RMSE" in summary and "Training R²" in summary
     assert "Training accuracy" not in summary
     assert "a number (regression)" in win.summary_label.text()
+    # no confusion matrix: the fit drawn instead, on the run's own training rows
+    plots = win.results.fit_plots
+    qtbot.waitUntil(lambda: plots.points is not None, timeout=LOAD_TIMEOUT)
+    assert plots.key == run.number and plots.points.rows == win.dataset.n_rows
+    assert sorted(plots.points.actual) == sorted(win.dataset.y)
+    assert set(plots.points.predicted) == set(run.tree.value[run.tree.feature < 0, 1])
+    assert not win.results.matrix_pair.isVisible()
     # the tree's leaves say their means; the chart counts squared errors
     scene = win.view.scene()
     qtbot.waitUntil(lambda: scene.complete, timeout=LOAD_TIMEOUT)
@@ -61,3 +68,33 @@ def test_an_algorithm_without_regression_is_named_before_the_run(qtbot, tmp_path
     qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
     assert "grows classification trees only" in win.data_panel.problems_text()
     assert "choose Automatic or Greedy" in win.data_panel.problems_text()
+
+
+def test_a_classification_run_and_a_regression_run_each_show_their_own_figures(
+        qtbot, tmp_path):
+    """After a classification run on another file, a regression run, then the older
+    run selected again: each shows its own kind of figures, never the other's."""
+    from test_gui_support import LOANS
+    win = open_window(qtbot, LOANS, algorithm=None)
+    run_and_wait(qtbot, win)
+    first = win.current_run
+    assert not first.regression
+    win.load_path(house_table(tmp_path / "house.csv", rows=400))
+    qtbot.waitUntil(lambda: ready(win) and win.dataset.regression, timeout=LOAD_TIMEOUT)
+    run_and_wait(qtbot, win)
+    second = win.current_run
+    assert second.regression
+    results = win.results
+    qtbot.waitUntil(lambda: results.fit_plots.key == second.number, timeout=LOAD_TIMEOUT)
+    results.select_runs([first.number])
+    qtbot.waitUntil(lambda: win.current_run is first, timeout=LOAD_TIMEOUT)
+    assert results.matrix_pair.isVisibleTo(results) and \
+        not results.fit_plots.isVisibleTo(results)
+    assert results.matrices_box.title().startswith("Confusion matrices")
+    assert "Training accuracy" in results.summary_text()
+    assert "classes" in win.summary_label.text()
+    results.select_runs([second.number])
+    qtbot.waitUntil(lambda: win.current_run is second, timeout=LOAD_TIMEOUT)
+    assert results.fit_plots.isVisibleTo(results)
+    assert "Training R²" in results.summary_text()
+    qtbot.waitUntil(lambda: results.fit_plots.key == second.number, timeout=LOAD_TIMEOUT)
