@@ -5,6 +5,10 @@ the missing cells counted apart (the Data tab's column chart, JMP's Distribution
 Plain numpy over the raw table's text cells, so the window can compute it in a
 worker on two million rows (one pass to parse, one `bincount`).  `numeric_pairs` and
 `tree_cuts` give a two-column scatter its points and the run's cut lines.
+
+A regression's target (numbers, `task` "regression") has no classes: its rows are
+split into `BANDS` bands of its values instead (quartiles: "price 1,010 to 1,180"),
+so a bar says whether a value goes with low or high targets.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ from engine.data.columns import to_numbers
 from engine.data.features import LE, NUM, format_number
 from engine.data.preprocessing import class_label
 from engine.model.tree import Tree
+from engine.vocabulary import CLASSIFICATION, REGRESSION
 
 BINS = 20        # a numeric column's bars
 TOP_VALUES = 15  # a text column's bars; the other values are one more bar
+BANDS = 4        # a regression target's bands (quartiles), in place of classes
 
 
 @dataclass
@@ -39,6 +45,7 @@ class ColumnSummary:
     edges: np.ndarray | None = None
     others: int = 0               # text values beyond the shown ones (in the last bar)
     ordered: bool = False         # the bars are an ordered column's levels, in order
+    bands: bool = False           # `class_names` are bands of a regression's target
 
     @property
     def rows(self) -> int:
@@ -52,25 +59,48 @@ class ColumnSummary:
                 f"its {shown} levels in order" if self.ordered else
                 f"the {shown} most frequent values"
                 + (f" and the other {self.others:,}" if self.others else ""))
-        return (f"{self.column}: {self.rows:,} rows with a class, {missing:,} of them "
-                f"missing here; {what}, each bar split by class.")
+        by, having = ("band of the target's values", "a value") if self.bands else \
+            ("class", "a class")
+        return (f"{self.column}: {self.rows:,} rows with {having}, {missing:,} of them "
+                f"missing here; {what}, each bar split by {by}.")
 
 
-def _classes(frame: pd.DataFrame, target: str) -> tuple[np.ndarray, list[str]]:
+def _classes(frame: pd.DataFrame, target: str,
+             task: str = CLASSIFICATION) -> tuple[np.ndarray, list[str]]:
+    """Each row's class index (-1: missing) and the class names; a regression's
+    band of its target's values instead."""
+    if task == REGRESSION:
+        return _bands(to_numbers(frame[target]), target)
     codes, values = blocks.factorize(frame[target])
     labels = [class_label(v) for v in values]
     names = sorted(set(labels))
-    index = np.array([names.index(label) for label in labels] + [-1], dtype=np.int64)
+    position = {name: k for k, name in enumerate(names)}
+    index = np.array([position[label] for label in labels] + [-1], dtype=np.int64)
     return index[codes], names    # code -1 (a missing class) takes the last entry, -1
+
+
+def _bands(values: np.ndarray, target: str) -> tuple[np.ndarray, list[str]]:
+    """The band (quantile range, at most `BANDS`) of each target value, -1 missing."""
+    present = ~np.isnan(values)
+    if not present.any():
+        return np.full(len(values), -1, dtype=np.int64), []
+    cuts = np.unique(np.quantile(values[present], np.linspace(0, 1, BANDS + 1)[1:-1]))
+    band = np.where(present, np.searchsorted(cuts, values, side="left"), -1)
+    ends = [float(values[present].min()), *cuts.tolist(), float(values[present].max())]
+    names = [f"{target} {format_number(a)} to {format_number(b)}"
+             for a, b in zip(ends[:-1], ends[1:])]
+    return band.astype(np.int64), names
 
 
 def column_summary(frame: pd.DataFrame, column: str, target: str, numeric: bool,
                    bins: int = BINS, top: int = TOP_VALUES,
-                   order: tuple[str, ...] = ()) -> ColumnSummary:
-    """The bars of `column` by the classes of `target` (see `ColumnSummary`);
-    `numeric` says how to read the cells (the column's kind); `order`, an ordered
-    column's levels: its bars in that order (the other values after them)."""
-    y, names = _classes(frame, target)
+                   order: tuple[str, ...] = (), task: str = CLASSIFICATION
+                   ) -> ColumnSummary:
+    """The bars of `column` by the classes of `target` (see `ColumnSummary`; a
+    regression `task`: by bands of the target's values); `numeric` says how to read
+    the cells (the column's kind); `order`, an ordered column's levels: its bars in
+    that order (the other values after them)."""
+    y, names = _classes(frame, target, task)
     keep = y >= 0
     y = y[keep]
     cells = frame[column][keep]
@@ -89,7 +119,8 @@ def column_summary(frame: pd.DataFrame, column: str, target: str, numeric: bool,
         np.add.at(counts, (at, yp), 1.0)
         labels = [f"{format_number(a)} to {format_number(b)}"
                   for a, b in zip(edges[:-1], edges[1:])]
-        return ColumnSummary(column, True, names, labels, counts, missing, edges)
+        return ColumnSummary(column, True, names, labels, counts, missing, edges,
+                             bands=task == REGRESSION)
     codes, values = blocks.factorize(cells[present])
     totals = np.bincount(codes, minlength=len(values))
     if order:
@@ -105,7 +136,7 @@ def column_summary(frame: pd.DataFrame, column: str, target: str, numeric: bool,
     np.add.at(counts, (bar[codes], yp), 1.0)
     labels = [str(values[k]) for k in shown] + (["(other values)"] if others else [])
     return ColumnSummary(column, False, names, labels, counts, missing, None, others,
-                         bool(order))
+                         bool(order), task == REGRESSION)
 
 
 def tree_cuts(model, column: str) -> list[float]:
@@ -129,11 +160,12 @@ def tree_cuts(model, column: str) -> list[float]:
 
 
 def numeric_pairs(frame: pd.DataFrame, x: str, y: str, target: str,
-                  limit: int = 5000, seed: int = 0
+                  limit: int = 5000, seed: int = 0, task: str = CLASSIFICATION
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
-    """(x values, y values, class indices, class names) of the rows with a class and
-    both cells present, at most `limit` of them (a seeded sample): a scatter's points."""
-    classes, names = _classes(frame, target)
+    """(x values, y values, class indices, class names) of the rows with a class (a
+    regression's: its band) and both cells present, at most `limit` of them (a
+    seeded sample): a scatter's points."""
+    classes, names = _classes(frame, target, task)
     xs, ys = to_numbers(frame[x]), to_numbers(frame[y])
     keep = np.flatnonzero((classes >= 0) & ~np.isnan(xs) & ~np.isnan(ys))
     if len(keep) > limit:

@@ -15,7 +15,10 @@ from PySide6.QtCore import QObject
 
 from engine.column_summary import column_summary, numeric_pairs, tree_cuts
 from engine.data import blocks
+from engine.data.task import choose_task
+from engine.errors import OrchardError
 from engine.featurize.ordered import guess_order
+from engine.vocabulary import CLASSIFICATION
 from gui.column_chart import DISTRIBUTION
 from gui.column_model import ORDERED, allowed_choices
 from gui.models import is_model
@@ -24,11 +27,18 @@ from gui.worker import Worker
 
 
 def _look(frame, column: str, against: str, target: str, numeric: bool, model,
-          order: tuple[str, ...]):
-    """The chart's numbers (off the GUI thread): a summary, or a scatter's points."""
+          order: tuple[str, ...], task: str):
+    """The chart's numbers (off the GUI thread): a summary, or a scatter's points; by
+    the target's classes, or by bands of its values for a regression (`task` as the
+    window asks it, resolved as `prepare` does)."""
+    try:
+        task = choose_task(target, frame[target], task)[0]
+    except OrchardError:   # (regression asked of text: the Data panel says why)
+        task = CLASSIFICATION
     if against == DISTRIBUTION or against == column:
-        return "summary", column_summary(frame, column, target, numeric, order=order)
-    xs, ys, classes, names = numeric_pairs(frame, column, against, target)
+        return "summary", column_summary(frame, column, target, numeric, order=order,
+                                         task=task)
+    xs, ys, classes, names = numeric_pairs(frame, column, against, target, task=task)
     cuts = (tree_cuts(model, column), tree_cuts(model, against)) if model else ([], [])
     return "scatter", (xs, ys, classes, names, *cuts)
 
@@ -93,7 +103,8 @@ class ColumnLook(QObject):
         against = chart.against
         worker = Worker(_look, draft.raw.frame, self.column, against, target,
                         infos[self.column].numeric and self.column != target, model,
-                        win.columns.orders().get(self.column, ()), name="orchard-column")
+                        win.columns.orders().get(self.column, ()), win.data_panel.task(),
+                        name="orchard-column")
         key = (draft.raw, self.column, against, target, model)
         worker.finished.connect(lambda out: worker is self._worker and
                                 self._show(out, key, run))

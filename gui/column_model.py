@@ -77,6 +77,7 @@ class ColumnsModel(QAbstractTableModel):
         self._infos: list[ColumnInfo] = []
         self._choice: dict[str, str] = {}
         self._left_out: dict[str, str] = {}   # name -> why the preparation left it out
+        self._target_use = "target (class)"    # the target's use, as its row says
         self._orders: dict[str, tuple[str, ...]] = {}   # ordered column -> its levels
         self._target: str | None = None
         self._bold = QFont()
@@ -104,8 +105,10 @@ class ColumnsModel(QAbstractTableModel):
     def info(self, name: str) -> ColumnInfo:
         return next(info for info in self._infos if info.name == name)
 
-    def set_target(self, name: str | None) -> None:
+    def set_target(self, name: str | None, regression: bool = False) -> None:
+        """The target column, and whether it is a regression's (a number to predict)."""
         self._target = name
+        self._target_use = "target (a number)" if regression else "target (class)"
         if self._infos:
             self.dataChanged.emit(self.index(0, 0),
                                   self.index(len(self._infos) - 1, len(HEADERS) - 1))
@@ -213,7 +216,7 @@ class ColumnsModel(QAbstractTableModel):
                 if role == Qt.EditRole:
                     return choice
                 if is_target:
-                    return "target (class)"
+                    return self._target_use
                 if choice == ORDERED and info.name in self._orders:
                     return "ordered: " + " < ".join(self._orders[info.name])
                 return use_text(info, choice, left_out=self._left_out.get(info.name, ""))

@@ -353,7 +353,8 @@ class DataController(QObject):
         self.state.set_prepared(prep, settings if settings is not None
                                 else self.data_settings())
         win.data_panel.set_busy(self.loading or win.running)
-        win.columns.set_target(prep.target)
+        win.columns.set_target(prep.target, prep.dataset is not None
+                               and prep.dataset.regression)
         asked = set(win.columns.ignore())
         win.columns.set_left_out({} if prep.dataset is None else {
             name: why for name, why in prep.dataset.report.ignored_columns.items()

@@ -98,3 +98,29 @@ def test_a_classification_run_and_a_regression_run_each_show_their_own_figures(
     assert results.fit_plots.isVisibleTo(results)
     assert "Training R²" in results.summary_text()
     qtbot.waitUntil(lambda: results.fit_plots.key == second.number, timeout=LOAD_TIMEOUT)
+
+
+def test_a_regression_run_survives_a_session(qtbot, tmp_path):
+    import json
+
+    from gui.session import SUFFIX
+    win = open_window(qtbot, house_table(tmp_path / "house.csv", rows=300), algorithm=None)
+    win.data_panel.set_task("regression")   # asked for, not only chosen
+    qtbot.waitUntil(lambda: ready(win) and win.dataset.regression, timeout=LOAD_TIMEOUT)
+    run_and_wait(qtbot, win)
+    before = win.current_run
+    qtbot.waitUntil(lambda: before.evaluation is not None, timeout=LOAD_TIMEOUT)
+    path = tmp_path / f"work{SUFFIX}"
+    assert win.files.save_session(path)
+    saved = json.loads(path.read_text())
+    assert saved["data_settings"]["task"] == "regression"
+    other = open_window(qtbot, algorithm=None)
+    with qtbot.waitSignal(other.prepared, timeout=LOAD_TIMEOUT):
+        assert other.files.open_session(path)
+    qtbot.waitUntil(lambda: ready(other), timeout=LOAD_TIMEOUT)
+    assert other.data_panel.task() == "regression" and other.dataset.regression
+    run = other.results.runs[0]
+    assert run.regression and run.train_error == before.train_error
+    assert run.evaluation.regression
+    assert run.evaluation.mean_of("test_r2") == before.evaluation.mean_of("test_r2")
+    assert (run.tree.predict(other.dataset.X) == before.tree.predict(win.dataset.X)).all()

@@ -233,3 +233,22 @@ def test_classification_can_still_be_asked_for(tmp_path, capsys):
     summary = json.loads(capsys.readouterr().out)
     assert summary["task"] == "classification" and summary["n_classes"] == 30
     assert summary["algorithm"] == "blossom" and summary["train_accuracy"] > 0
+
+
+def test_the_column_chart_splits_a_regressions_bars_by_bands_of_the_target(tmp_path):
+    from engine.column_summary import column_summary, numeric_pairs
+    frame = read_table(house_table(tmp_path / "house.csv", rows=800)).frame
+    summary = column_summary(frame, "town", "price", False, task="regression")
+    assert len(summary.class_names) == 4 and summary.bands
+    assert summary.class_names[0].startswith("price ") and " to " in summary.class_names[0]
+    assert summary.rows == 800 and "band of the target" in summary.describe()
+    price = pd.to_numeric(frame["price"]).to_numpy()
+    # each band holds about a quarter of the rows, the dearest town most of the top one
+    per_band = summary.counts.sum(axis=0) + summary.missing
+    assert per_band.sum() == 800 and per_band.min() >= 190
+    centre = summary.labels.index("centre")
+    assert summary.counts[centre, 3] > summary.counts[centre, 0]
+    xs, ys, bands, names = numeric_pairs(frame, "area", "rooms", "price",
+                                         task="regression")
+    assert set(bands) <= set(range(len(names))) and len(names) == 4
+    assert np.isfinite(price).all()
