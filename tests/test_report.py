@@ -284,3 +284,30 @@ def test_report_for_a_run_record(tmp_path):
     empty = report_for_run(replace(run, tree=None, incumbents=[]), None)
     parse(empty)
     assert escape(NO_RULES) in empty and escape(NO_CURVE) in empty
+
+
+def test_report_of_a_regression_run(tmp_path):
+    """A regression's report: RMSE and R² on training and held-out rows, no confusion
+    matrix nor per-class table, the leaves' means in the rules."""
+    from gui.run_report import report_for_run
+    from gui.runs import RunRecord, run_task
+    from test_regression import house_table
+
+    path = house_table(tmp_path / "house.csv", rows=300)
+    raw = read_table(path)
+    options = PrepOptions()
+    data = prepare(raw, options)
+    assert data.regression
+    params = {"depth": 2}
+    outcome = run_task(data, "greedy", params, Monitor())
+    run = RunRecord.from_outcome(1, outcome, data, "greedy", params,
+                                 {"file": "house.csv", "target": "price"}, 30.0,
+                                 data_path=str(path))
+    run.evaluation = CrossValidation(raw, options, "greedy", params, Plan("kfold", 3),
+                                     baselines=True).run()
+    page = report_for_run(run, PNG)
+    text = "".join(parse(page).text)
+    assert "Training RMSE" in text and "Training R²" in text
+    assert "test R²" in text and "Training rows' mean, same rows" in text
+    assert "Training accuracy" not in text and "Balanced accuracy" not in text
+    assert "rmse" in text   # the rules' leaves: their mean and spread
