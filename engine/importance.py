@@ -152,8 +152,36 @@ def _tree_counts(tree: Tree, X: np.ndarray, y: np.ndarray, w: np.ndarray,
     return counts.reshape(m, n_classes)
 
 
+def _tree_sums(tree: Tree, X: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Column sums of `values` (rows x k) over the rows reaching every node."""
+    m, k = tree.n_nodes, values.shape[1]
+    sums = np.zeros((m, k))
+    at = np.zeros(len(X), dtype=np.int64)
+    active = np.arange(len(X))
+    while active.size:
+        for j in range(k):
+            sums[:, j] += np.bincount(at[active], weights=values[active, j], minlength=m)
+        active = active[tree.feature[at[active]] >= 0]
+        current = at[active]
+        go_left = X[active, tree.feature[current]] <= tree.threshold[current]
+        at[active] = np.where(go_left, tree.left[current], tree.right[current])
+    return sums
+
+
+def _squared_errors(tree: Tree, X, y, w) -> np.ndarray:
+    """A regression's counterpart of `_majority_errors`: each node's rows' squared
+    error around their own mean (centred first: squares of large values would swamp
+    it)."""
+    centred = y - (w @ y) / max(float(w.sum()), 1e-300)
+    weight, total, squares = _tree_sums(
+        tree, X, np.column_stack([w, w * centred, w * centred ** 2])).T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(weight > 0, np.maximum(squares - total ** 2 / weight, 0.0), 0.0)
+
+
 def _tree_gains(tree: Tree, X, y, w, n_classes) -> tuple[np.ndarray, float]:
-    errors = _majority_errors(_tree_counts(tree, X, y, w, n_classes))
+    errors = _squared_errors(tree, X, y, w) if tree.regression else \
+        _majority_errors(_tree_counts(tree, X, y, w, n_classes))
     inner = np.flatnonzero(tree.feature >= 0)
     gains = np.zeros(len(tree.features))
     reduction = errors[inner] - errors[tree.left[inner]] - errors[tree.right[inner]]
@@ -201,9 +229,11 @@ def feature_importance(model: Tree | Diagram, X: np.ndarray, y: np.ndarray,
                        n_classes: int | None = None) -> Importance:
     """Weighted error reduction of the model's splits on rows `X, y, w` (its features),
     per matrix column and per raw column, raw columns largest first (ties in feature
-    order); columns the model never tests score 0."""
+    order); columns the model never tests score 0.  A regression tree's error is the
+    squared error: a node's rows around their mean, less its children's."""
     w = _check_rows(model, X, y, w)
-    y = np.asarray(y, dtype=np.int64)
+    regression = getattr(model, "regression", False)
+    y = np.asarray(y, dtype=np.float64 if regression else np.int64)
     n_classes = len(model.class_names) if n_classes is None else n_classes
     gains, root_error = (_tree_gains if isinstance(model, Tree) else _diagram_gains)(
         model, X, y, w, n_classes)

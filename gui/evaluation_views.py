@@ -75,7 +75,7 @@ class Scored:
     names: list[str]
     y: np.ndarray
     w: np.ndarray
-    proba: np.ndarray
+    proba: np.ndarray | None   # None: a regression's (no classes)
     scores: dict[str, np.ndarray]
     accuracy: float
     balanced: float
@@ -90,8 +90,13 @@ def score(model, X: np.ndarray, y: np.ndarray, w: np.ndarray | None,
           names: list[str]) -> Scored:
     """Score `model` (a Tree or Diagram) on rows `X` in its own features with true
     classes `y` and weights `w`: no Qt, so a worker can run it."""
-    y = np.asarray(y, dtype=np.int64)
     w = np.ones(len(y)) if w is None else np.asarray(w, dtype=float)
+    if getattr(model, "regression", False):   # numbers: the importance view alone
+        y = np.asarray(y, dtype=float)
+        return Scored([], y, w, None, {}, float("nan"), float("nan"),
+                      feature_importance(model, X, y, w), "leaf", 0, None,
+                      REGRESSION_VIEWS)
+    y = np.asarray(y, dtype=np.int64)
     importance = feature_importance(model, X, y, w, len(names))
     proba = class_probabilities(model, X)
     predicted = model.predict(X)
@@ -147,9 +152,10 @@ pg.setConfigOptions(antialias=True, foreground="#3d444d", background="w")
 
 VIEWS = ("per_class", "roc", "gain", "importance")
 # What these views say of a regression tree, whose rows have numbers, not classes.
-REGRESSION_VIEWS = ("These views are about classes, and this tree predicts numbers: its "
-                    "RMSE and R² are on the Results tab (predicted-vs-actual and residual "
-                    "plots are not in Orchard yet).")
+REGRESSION_VIEWS = ("This view is about classes, and this tree predicts numbers: its "
+                    "RMSE and R² and its fit (predicted against actual, residuals) are on "
+                    "the Results tab; Importance counts the squared error each column's "
+                    "splits remove.")
 TITLES = {"per_class": "Per class", "roc": "ROC curve", "gain": "Gain and lift",
           "importance": "Importance"}
 # The rows chooser: what the views are computed on.
@@ -401,9 +407,6 @@ class EvaluationViews(QTabWidget):
         if not data.n_rows:
             self.clear(f"There are no {about} to evaluate the model on.")
             return
-        if getattr(model, "regression", False):
-            self.clear(REGRESSION_VIEWS)
-            return
         self.clear(f"Scoring the model on {data.n_rows:,} {about}…")
         worker = Worker(score_dataset, model, data, name="orchard-evaluation")
         worker.finished.connect(lambda scored: worker is self._worker
@@ -439,6 +442,13 @@ class EvaluationViews(QTabWidget):
         self._display(scored, about)
 
     def _display(self, scored: Scored, about: str) -> None:
+        if scored.proba is None:   # a regression's: its importance, no class views
+            self.clear(REGRESSION_VIEWS)
+            self._about = about
+            self.importance = scored.importance
+            self._draw_bars()
+            self.setCurrentWidget(self.pages["importance"])
+            return
         names = scored.names
         self.class_names, self._proba, self._y, self._w = names, scored.proba, scored.y, \
             scored.w

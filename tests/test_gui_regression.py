@@ -49,6 +49,13 @@ def test_a_numeric_target_trains_a_regression_tree_from_the_defaults(qtbot, tmp_
     assert scene.legend.texts()[0].startswith("Each box: the mean")
     assert "squared error" in win.chart.getPlotItem().getAxis("left").labelText
     assert "⇒" in scene.hover_text(leaves[0])
+    # the Evaluation tab: importance (squared error removed), the class views say why not
+    views = win.evaluation_views
+    win.tabs.setCurrentWidget(views)
+    qtbot.waitUntil(lambda: views.importance is not None, timeout=LOAD_TIMEOUT)
+    assert views.importance.columns[0] == "area" and views.importance.values[0] > 0
+    assert views.currentWidget() is views.pages["importance"]
+    assert "this tree predicts numbers" in views.pages["per_class"].note.text()
 
 
 def test_asking_for_classes_of_a_measurement_says_why_not(qtbot, tmp_path):

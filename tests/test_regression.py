@@ -252,3 +252,15 @@ def test_the_column_chart_splits_a_regressions_bars_by_bands_of_the_target(tmp_p
                                          task="regression")
     assert set(bands) <= set(range(len(names))) and len(names) == 4
     assert np.isfinite(price).all()
+
+
+def test_importance_of_a_regression_counts_the_squared_error_its_splits_remove(tmp_path):
+    from engine.importance import feature_importance
+    data = prepare(read_table(house_table(tmp_path / "house.csv", rows=500)))
+    tree = train(data, "greedy", {"depth": 3}).tree
+    importance = feature_importance(tree, data.X, data.y, data.w)
+    root = float(((data.y - data.y.mean()) ** 2).sum())
+    # on the training rows the splits remove the root's error less the tree's, exactly
+    assert importance.root_error == pytest.approx(root)
+    assert importance.values.sum() == pytest.approx(root - tree.error(data.X, data.y))
+    assert importance.columns[0] == "area" and importance.values[0] > 0
