@@ -67,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "leaf) by cross-validation, then train that tree on every row")
     tune.add_argument("data", help="CSV/TSV/whitespace table")
     tune.add_argument("--target", help="class column: NAME, INDEX, first or last")
-    tune.add_argument("--algo", default=None, help="algorithm (default: blossom)")
+    tune.add_argument("--algo", default=None,
+                      help="algorithm (default: blossom; greedy for a regression)")
     tune.add_argument("--depths", help="depths to try: a range 1-6 or a list 2,3,4 "
                       "(default 1-6, and 8,10,12 for auto and hybrid, 8,10,12,16 for "
                       "greedy)")
