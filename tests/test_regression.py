@@ -12,7 +12,7 @@ from engine.cli import main
 from engine.data.csv_reader import parse_text, read_table
 from engine.data.dataset import PrepOptions
 from engine.data.task import choose_task
-from engine.errors import DataError
+from engine.errors import DataError, ParameterError
 from engine.featurize import prepare
 from engine.model import load_model
 from engine.model.schema import validate
@@ -264,3 +264,20 @@ def test_importance_of_a_regression_counts_the_squared_error_its_splits_remove(t
     assert importance.root_error == pytest.approx(root)
     assert importance.values.sum() == pytest.approx(root - tree.error(data.X, data.y))
     assert importance.columns[0] == "area" and importance.values[0] > 0
+
+
+def test_a_sweep_of_a_regression_records_its_r2_and_errors(tmp_path):
+    from engine.experiments import InProcess, run_sweep
+    from engine.experiments.spec import sweep_from_dict
+    house_table(tmp_path / "house.csv", rows=300)
+    sweep = sweep_from_dict({"datasets": ["house.csv"], "algorithms": ["greedy"],
+                             "depth": [1, 3], "folds": 3}, tmp_path)
+    table = run_sweep(sweep, tmp_path / "out.csv", InProcess()).table
+    assert len(table) == 6 and set(table["task"]) == {"regression"}
+    assert table["test_accuracy"].isna().all()
+    deeper = table[table["depth"] == 3]["test_r2"].mean()
+    assert table[table["depth"] == 1]["test_r2"].mean() < deeper <= 1
+    assert (table["test_rmse"] > 0).all() and (table["test_mae"] > 0).all()
+    with pytest.raises(ParameterError, match="task"):
+        sweep_from_dict({"datasets": ["house.csv"], "algorithms": ["greedy"],
+                         "task": "numbers"}, tmp_path)

@@ -13,8 +13,10 @@ Keys: `datasets` (paths relative to the spec's folder), `algorithms`, and option
 solver's default), `folds` (k-fold, default 5) or `holdout` (share of rows held out,
 instead of folds), `time_limit` (seconds per fit), `seed` (one or a list: the split's
 seed, also given to solvers that take a `seed` parameter unless the grid sets one),
-`binarize` (default: each algorithm's own), `missing` (drop | impute | indicator) and
-`params` (per algorithm, each parameter a value or a list of values to try, e.g.
+`binarize` (default: each algorithm's own), `missing` (drop | impute | indicator),
+`task` (auto | classification | regression, as `orchard fit --task`; a regression's
+rows hold its R², RMSE and MAE instead of accuracies) and `params` (per algorithm,
+each parameter a value or a list of values to try, e.g.
 `{"blossom": {"preprocess": [true, false]}}`).
 """
 
@@ -36,10 +38,11 @@ from engine.evaluation import Plan
 from engine.experiments.tasks import Task
 from engine.solvers import get_solver
 from engine.training import default_binarization
-from engine.vocabulary import CLASSIFICATION, MISSING_POLICIES
+from engine.data.task import AUTO
+from engine.vocabulary import MISSING_POLICIES, TASKS
 
 KEYS = ("datasets", "target", "algorithms", "depth", "folds", "holdout", "time_limit",
-        "seed", "binarize", "missing", "params")
+        "seed", "binarize", "missing", "task", "params")
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ class Sweep:
     time_limit: float | None = None
     target: str | int | None = None
     missing: str = "route"
+    task: str = AUTO                       # what the trees predict (`--task`)
     binarize: str | None = None            # None: each algorithm's default
     grids: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)
 
@@ -69,9 +73,8 @@ class Sweep:
             for algorithm in self.algorithms:
                 solver = get_solver(algorithm)
                 seeded = any(p.name == "seed" for p in solver.params)
-                # a sweep measures classification trees (its table's columns)
                 options = PrepOptions(target=self.target, missing=self.missing,
-                                      task=CLASSIFICATION,
+                                      task=self.task,
                                       binarize=self.binarize
                                       or default_binarization(algorithm))
                 for grid_point, depth, seed in itertools.product(
@@ -133,6 +136,7 @@ def sweep_from_dict(spec: dict, root: str | Path = ".") -> Sweep:
     sweep = Sweep(tuple(datasets), root, tuple(algorithms), depths, _plan(spec), seeds,
                   time_limit=_time_limit(spec), target=_target(spec),
                   missing=_choice(spec, "missing", MISSING_POLICIES, "route"),
+                  task=_choice(spec, "task", (AUTO, *TASKS), AUTO),
                   binarize=_binarize(spec), grids=_grids(spec, algorithms))
     for algorithm in algorithms:               # every combination must be accepted
         for point, depth in itertools.product(sweep.grids.get(algorithm, ({},)), depths):

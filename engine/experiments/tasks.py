@@ -32,7 +32,9 @@ KEY = ("dataset", "algorithm", "params", "depth", "fold", "seed")
 COLUMNS = ("dataset", "algorithm", "depth", "params", "fold", "seed", "binarize",
            "time_limit", "status", "train_accuracy", "test_accuracy", "train_error",
            "lower_bound", "optimal", "n_leaves", "n_train", "n_test", "time_s",
-           "primal_integral", "wall_s", "incumbents", "error_message")
+           "primal_integral", "wall_s", "incumbents", "error_message",
+           # a regression's (numbers to predict; its accuracies are empty)
+           "task", "train_r2", "test_r2", "test_rmse", "test_mae")
 # Columns that depend on the machine and its load, not on the fit's inputs.
 TIMING = ("time_s", "primal_integral", "wall_s", "incumbents")
 FAILED = ("error", "timeout", "crashed")
@@ -93,9 +95,13 @@ def run_fit(task: Task) -> dict[str, Any]:
         return task.failed("error", message, time.perf_counter() - start)
     # Anytime quality over the whole budget, against the fit's own final error.
     horizon = task.time_limit or fold.time_s
+    regression = fold.regression
     return task.row(
-        fold.status.value, train_accuracy=fold.train_accuracy,
-        test_accuracy=fold.test_accuracy, train_error=fold.train_error,
+        fold.status.value, task="regression" if regression else "classification",
+        **({name: getattr(fold, name) for name in
+            ("train_r2", "test_r2", "test_rmse", "test_mae")} if regression else
+           {"train_accuracy": fold.train_accuracy, "test_accuracy": fold.test_accuracy}),
+        train_error=fold.train_error,
         lower_bound=fold.lower_bound, optimal=fold.optimal, n_leaves=fold.n_leaves,
         n_train=fold.n_train, n_test=fold.n_test, time_s=fold.time_s,
         primal_integral=primal_integral(fold.incumbents, fold.train_error, horizon),
