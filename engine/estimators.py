@@ -47,18 +47,19 @@ from engine.data.class_weights import class_factors
 from engine.data.columns import ColumnKind
 from engine.data.csv_reader import RawTable
 from engine.data.dataset import PrepOptions
+from engine.data.task import AUTO, choose_task
 from engine.featurize import prepare, prepare_numbers
 from engine.data.preprocessing import class_label
-from engine.errors import OrchardError
+from engine.errors import OrchardError, ParameterError
 from engine.export import model_rules, to_python, to_sql
 from engine.export.diagram import diagram_python, diagram_sql
 from engine.model import Diagram, Tree, load_model
-from engine.solvers import compile_ahead
+from engine.solvers import compile_ahead, default_solver_name
 from engine.solvers.monitor import Monitor
 from engine.solvers.protocol import Status
 from engine.evaluation import Plan
 from engine.training import DEFAULT_TIME_LIMIT, default_binarization, train
-from engine.tuning import Tuner, candidates
+from engine.tuning import Tuner, candidates, resolve_metric
 from engine.vocabulary import CLASSIFICATION, REGRESSION
 
 TARGET = "__orchard_target__"
@@ -450,7 +451,7 @@ class OptimalTreeRegressor(RegressorMixin, _OrchardEstimator):
         return np.asarray(self.model_.predict(features), dtype=np.float64)
 
 
-def _said(error: OrchardError) -> str:
+def _said(error: OrchardError | str) -> str:
     """The engine's sentence for a notebook: the target it names is the estimator's y
     (the column name the table was given is internal)."""
     return str(error).replace(f"'{TARGET}'", "y")
@@ -530,40 +531,68 @@ class _cancel_on_interrupt:
 __all__ = ["DecisionDiagramClassifier", "OptimalTreeClassifier", "OptimalTreeRegressor"]
 
 
-def tune(X, y, algorithm: str = "auto", depths=None, min_leaf=None, leaf_cost=None,
-         cv: int = 5,
+def tune(X, y, algorithm: str | None = None, depths=None, min_leaf=None,
+         leaf_cost=None, cv: int = 5,
          time_limit: float | None = DEFAULT_TIME_LIMIT, random_state: int = 0,
          binarize: str | None = None, params: dict | None = None,
          sample_weight=None, categorical: list[str] | None = None,
-         metric: str = "accuracy", ordered: dict | None = None) -> OptimalTreeClassifier:
+         metric: str | None = None, ordered: dict | None = None,
+         task: str = AUTO) -> OptimalTreeClassifier | OptimalTreeRegressor:
     """The depth among `depths` (None: `engine.tuning.default_depths`, 1-6 and deeper
-    for greedy, auto and hybrid) (the least leaf size among `min_leaf`, for greedy, auto, dl85 and
-    cadl85, greedy trying 1, 5 and 20 by default; the cost per leaf among `leaf_cost`,
-    0 and 0.01 by default where the algorithm has one) chosen by a `cv`-fold
-    cross-validation on X, y with the
-    rule of half a standard error (see `engine.tuning`), then an `OptimalTreeClassifier` of
-    that setting fitted on all of X, y and returned.  Its `tuning_` is a DataFrame of every candidate (mean
-    validation accuracy, standard error, mean leaves, `chosen` and `best` marked);
-    `time_limit` covers the whole (tuning gets all but the final fit's share);
-    `categorical` is OptimalTreeClassifier's; `metric` ranks the settings by
-    validation `"accuracy"` or `"balanced"` accuracy (`engine.tuning.METRICS`).
+    for greedy, auto and hybrid) (the least leaf size among `min_leaf`, for greedy,
+    auto, dl85 and cadl85, greedy trying 1, 5 and 20 by default; the cost per leaf
+    among `leaf_cost`, 0 and 0.01 by default where the algorithm has one) chosen by a
+    `cv`-fold cross-validation on X, y with the rule of half a standard error (see
+    `engine.tuning`), then an estimator of that setting fitted on all of X, y and
+    returned: an `OptimalTreeClassifier`, or for a regression an
+    `OptimalTreeRegressor`.
 
-    A plain `GridSearchCV` over `OptimalTreeClassifier` works too; this is the
-    one-call version with the rule that prefers the smaller tree."""
+    `task` is `orchard tune --task`: "auto" takes y of numbers with more than 20
+    different values for a regression (`engine.data.task.choose_task`), anything else
+    for classes; "classification" or "regression" says which.  `algorithm` None is
+    "auto" for classes and the regression's default solver
+    (`engine.solvers.default_solver_name`, greedy) for numbers.  `metric` ranks the
+    settings by their validation score (`engine.vocabulary.TASK_METRICS`): "accuracy"
+    (the default for classes), "balanced" or "auc"; a regression's "r2" (its default)
+    or "rmse" (lower is better); one of the other task is refused in a sentence.
+
+    The estimator's `tuning_` is a DataFrame of every candidate (the mean validation
+    score, e.g. `mean_accuracy` or `validation_r2`, its standard error, mean leaves,
+    `chosen` and `best` marked; `attrs` hold the metric and the floor's score: the
+    majority class's, or always predicting the training rows' mean), and
+    `tuned_params_` the chosen setting; `time_limit` covers the whole (tuning gets
+    all but the final fit's share); `categorical` and `ordered` are the estimators'.
+
+    A plain `GridSearchCV` over the estimators works too; this is the one-call
+    version with the rule that prefers the smaller tree."""
     frame = X if isinstance(X, pd.DataFrame) else None
-    X, y = validate_data(OptimalTreeClassifier(), X, y,
-                         dtype=None if frame is not None else "numeric",
-                         ensure_all_finite=False if frame is not None else "allow-nan")
-    _check_targets(y)
+    checks = {"dtype": None if frame is not None else "numeric",
+              "ensure_all_finite": False if frame is not None else "allow-nan"}
+    X, cells = validate_data(OptimalTreeClassifier(), X, y, **checks)
+    given = X if frame is None else frame
     if sample_weight is not None:
-        raise ValueError("tune does not take sample weights yet: fit "
-                         "OptimalTreeClassifier with the depth it chooses instead.")
+        raise ValueError("tune does not take sample weights yet: fit the estimator "
+                         "with the setting it chooses instead.")
     try:
+        requested = task
+        task = choose_task(TARGET, cells, requested)[0]
+        metric = _tuning_metric(metric, task, requested)
+        algorithm = algorithm or ("auto" if task == CLASSIFICATION
+                                  else default_solver_name(task))
         grid = candidates(algorithm, depths, min_leaf, leaf_cost)
-        table = _OrchardEstimator._table(X if frame is None else frame)
-        table[TARGET] = np.array([class_label(v) for v in y], dtype=object)
+    except OrchardError as error:
+        raise ValueError(_said(error)) from error
+    estimator = OptimalTreeRegressor if task == REGRESSION else OptimalTreeClassifier
+    model = estimator(algorithm, time_limit=time_limit, binarize=binarize,
+                      categorical=categorical, ordered=ordered)
+    # the fitted input's facts, and the target cells (and classes) as `fit` sets them
+    _, y = validate_data(model, given, y, y_numeric=task == REGRESSION, **checks)
+    targets, _ = model._targets(y, np.ones(len(y)))
+    try:
+        table = _OrchardEstimator._table(given)
+        table[TARGET] = targets
         raw = RawTable(table, ",", True, "utf-8", False)
-        options = PrepOptions(target=TARGET, task=CLASSIFICATION,
+        options = PrepOptions(target=TARGET, task=task,
                               binarize=binarize or default_binarization(algorithm),
                               kinds=_kinds(categorical, ordered), orders=_orders(ordered))
         compile_ahead.start(algorithm)   # a first tuning's kernels compile meanwhile
@@ -573,24 +602,34 @@ def tune(X, y, algorithm: str = "auto", depths=None, min_leaf=None, leaf_cost=No
                        Plan("kfold", cv, seed=random_state), time_limit, metric).run()
     except OrchardError as error:
         raise ValueError(_said(error)) from error
-    chosen = grid[tuning.chosen]
     for warning in [*tuning.data.report.warnings, tuning.note]:
         if warning:   # an identifier left out; a choice below the majority class
-            warnings.warn(warning, UserWarning, stacklevel=2)
-    extra = {k: v for k, v in tuning.params.items() if k != "depth"}
-    model = OptimalTreeClassifier(algorithm, max_depth=chosen.depth, time_limit=time_limit,
-                                  binarize=binarize, params=extra or None,
-                                  categorical=categorical, ordered=ordered)
-    validate_data(model, X if frame is None else frame, y,   # the fitted input's facts
-                  dtype=None if frame is not None else "numeric",
-                  ensure_all_finite=False if frame is not None else "allow-nan")
-    model.classes_ = np.unique(y)
+            warnings.warn(_said(warning), UserWarning, stacklevel=2)
+    chosen = {k: v for k, v in tuning.params.items() if k != "depth"}
+    own = {k: v for k, v in chosen.items() if k in model.get_params() and k != "params"}
+    extra = {k: v for k, v in chosen.items() if k not in own}
+    model.set_params(max_depth=grid[tuning.chosen].depth, params=extra or None, **own)
     model._adopt(tuning.result, algorithm)
     rows = [s.to_dict() for s in tuning.scored]
     for i, row in enumerate(rows):
         row["chosen"], row["best"] = i == tuning.chosen, i == tuning.best
     model.tuning_ = pd.DataFrame(rows)
-    model.tuning_.attrs["majority"] = tuning.majority   # the majority class's accuracy
+    model.tuning_.attrs["metric"] = tuning.metric
+    # the floor's score: the majority class's accuracy, or the training mean's R²/RMSE
+    model.tuning_.attrs["majority"] = tuning.majority
     model.tuning_.attrs["scored_on"] = tuning.scored_on()   # a sample of a big table?
-    model.tuned_params_ = {"max_depth": chosen.depth, **extra}
+    model.tuned_params_ = {"max_depth": model.max_depth, **chosen}
     return model
+
+
+def _tuning_metric(metric: str | None, task: str, requested: str) -> str:
+    """`engine.tuning.resolve_metric`, its refusal saying too, when the task was
+    chosen from y's values, how to choose the other."""
+    try:
+        return resolve_metric(metric, task)
+    except OrchardError as error:
+        if requested != AUTO:
+            raise
+        other = CLASSIFICATION if task == REGRESSION else REGRESSION
+        raise ParameterError(f"{error} (y was taken for a {task} by its values: "
+                             f"pass task='{other}' to tune a {other}.)") from None

@@ -177,3 +177,94 @@ def test_a_large_frame_with_a_text_column_of_many_values_fits_soon():
     # the shops' effects hold half the variance: a depth-4 tree takes part of it
     assert model.status_ != "time_limit" and model.score(frame, y) > 0.3
     assert "shop" in {f.column for f in model.tree_.prep.features}
+
+
+# ------------------------------------------------------------------ orchard.tune
+def steps(rows: int = 600) -> tuple[np.ndarray, np.ndarray]:
+    """A price made of three steps in three columns (and a column of noise): a tree
+    needs depth 3 to take all three, and greedy finds them."""
+    rng = np.random.default_rng(5)
+    X = rng.uniform(0, 1, (rows, 4)).round(3)
+    y = 8 * (X[:, 0] > 0.5) + 4 * (X[:, 1] > 0.3) + 2 * (X[:, 2] > 0.7) + \
+        rng.normal(0, 0.3, rows)
+    return X, y
+
+
+def test_tune_of_numbers_chooses_the_depth_the_signal_needs_and_fits_every_row():
+    X, y = steps()
+    model = orchard.tune(X, y, depths=[1, 2, 3, 4], min_leaf=[1, 20], cv=3)
+    assert isinstance(model, orchard.OptimalTreeRegressor)
+    assert model.algorithm == model.algorithm_ == "greedy"   # the regression default
+    table = model.tuning_
+    assert table.attrs["metric"] == "r2" and "validation_r2" in table
+    assert (table["metric"] == "r2").all() and "mean_accuracy" not in table
+    assert table["chosen"].sum() == 1 and table["best"].sum() == 1
+    row, best = table[table["chosen"]].iloc[0], table[table["best"]].iloc[0]
+    assert row["validation_r2"] >= best["validation_r2"] - best["standard_error"] - 1e-12
+    assert row["validation_r2"] > 0.9 > table.attrs["majority"]   # the mean's R² ~ 0
+    chosen = model.tuned_params_
+    assert chosen == {"max_depth": row["depth"], "min_leaf": row["min_leaf"],
+                      "leaf_cost": row["leaf_cost"]}
+    assert chosen["max_depth"] >= 3
+    assert model.get_params()["max_depth"] == chosen["max_depth"]
+    # the Tuner's final fit is the estimator's: the tree a direct fit of the choice gives
+    direct = orchard.OptimalTreeRegressor(**chosen).fit(X, y)
+    np.testing.assert_array_equal(model.predict(X), direct.predict(X))
+    assert model.train_error_ == direct.train_error_
+    assert model.n_features_in_ == 4 and model.score(X, y) > 0.95
+
+
+def test_tune_of_numbers_ranks_by_rmse_on_a_table_with_text():
+    X, y = houses(400)
+    model = orchard.tune(X, y, depths=[1, 2, 3], min_leaf=[5], leaf_cost=[0], cv=3,
+                         metric="rmse")
+    table = model.tuning_
+    assert table.attrs["metric"] == "rmse" and "validation_rmse" in table
+    row, best = table[table["chosen"]].iloc[0], table[table["best"]].iloc[0]
+    assert best["validation_rmse"] == table["validation_rmse"].min()   # lower is better
+    assert row["validation_rmse"] <= \
+        best["validation_rmse"] + 0.5 * best["standard_error"] + 1e-12
+    assert row["validation_rmse"] < table.attrs["majority"]   # beats the training mean
+    direct = orchard.OptimalTreeRegressor(**model.tuned_params_).fit(X, y)
+    np.testing.assert_array_equal(model.predict(X), direct.predict(X))
+    assert list(model.feature_names_in_) == ["area", "rooms", "town"]
+
+
+def test_tune_says_when_the_metric_or_the_task_does_not_fit_y():
+    X, y = steps(120)
+    with pytest.raises(ValueError, match="Accuracy ranks the settings of a "
+                                         "classification.*r2 or rmse.*"
+                                         "task='classification'"):
+        orchard.tune(X, y, metric="accuracy", depths=[1], cv=3)
+    classes = (y > 6).astype(int)
+    with pytest.raises(ValueError, match="RMSE ranks the settings of a regression.*"
+                                         "accuracy, balanced or auc.*task='regression'"):
+        orchard.tune(X, classes, metric="rmse", depths=[1], cv=3)
+    with pytest.raises(ValueError, match="RMSE ranks the settings of a regression"):
+        orchard.tune(X, y, task="classification", metric="rmse", depths=[1], cv=3)
+    with pytest.raises(ValueError, match="Column y holds text such as 'dear'"):
+        orchard.tune(X, np.where(y > 6, "dear", "cheap"), task="regression",
+                     depths=[1], cv=3)
+    with pytest.raises(ValueError, match="Unknown task 'numbers'"):
+        orchard.tune(X, y, task="numbers", depths=[1], cv=3)
+    with pytest.raises(ValueError, match="'blossom' grows classification trees only"):
+        orchard.tune(X, y, algorithm="blossom", depths=[1], cv=3)
+
+
+def test_tune_of_classes_still_returns_a_classifier():
+    X, y = steps(300)
+    few = np.digitize(y, [4, 8, 12])   # four numbers: classes
+    model = orchard.tune(X, few, algorithm="greedy", depths=[1, 2], min_leaf=[1],
+                         leaf_cost=[0], cv=3)
+    assert isinstance(model, orchard.OptimalTreeClassifier)
+    assert list(model.classes_) == [0, 1, 2, 3] and "mean_accuracy" in model.tuning_
+    assert model.tuning_.attrs["metric"] == "accuracy"
+    # 25 numbers are a regression unless classification is asked for
+    many = np.argsort(np.argsort(y)) // 12   # y's rank in 25 groups of 12 rows
+    regressor = orchard.tune(X, many, algorithm="greedy", depths=[1], min_leaf=[1],
+                             leaf_cost=[0], cv=3)
+    assert type(regressor) is orchard.OptimalTreeRegressor
+    with pytest.warns(UserWarning, match="The class column y has 25 different numbers"):
+        asked = orchard.tune(X, many, task="classification", algorithm="greedy",
+                             depths=[1], min_leaf=[1], leaf_cost=[0], cv=3)
+    assert type(asked) is orchard.OptimalTreeClassifier
