@@ -78,6 +78,11 @@ class Diagram:
         return len(self.layer)
 
     @property
+    def regression(self) -> bool:
+        """Always False: a diagram's terminals are classes (no regression diagrams)."""
+        return False
+
+    @property
     def node_weights(self) -> np.ndarray:
         """The training weight reaching each node (terminals included)."""
         return self.value.sum(axis=1)

@@ -38,7 +38,7 @@ from engine.errors import Interrupted
 from engine.solvers import compile_ahead
 from engine.solvers.greedy import Greedy
 from engine.solvers.monitor import Monitor
-from engine.solvers.protocol import Result, Solver
+from engine.solvers.protocol import Result, Solver, error_scale
 from engine.solvers.registry import get_solver
 
 # Relative slack when comparing weighted errors summed in different orders.
@@ -140,8 +140,10 @@ def _on_curve(result: Result, monitor) -> Result:
 
 
 def slack(data) -> float:
-    """How much smaller an objective must be to count as smaller (sums of weights)."""
-    return TOLERANCE * max(float(data.w.sum()), 1.0)
+    """How much smaller an objective must be to count as smaller: a share of the
+    largest error a tree can have (sums of weights; a regression's root squared error,
+    whose leaf means two searches round differently in the last bits)."""
+    return TOLERANCE * max(error_scale(data), 1.0)
 
 
 def _stopped(reference: Result, monitor) -> Result:

@@ -31,9 +31,27 @@ unavoidable error plus P, or the root leaf's objective when less than that plus 
 (a tree splits into two leaves at least).  A fractional P makes the objectives
 inexact sums that may be closer than a unit: the comparisons then take the tolerance
 of fractional weights.
+
+Regression (a numeric target, `tasks`): the same search minimises the weighted sum
+of squared errors (SSE) of leaves that predict their rows' weighted mean, plus P =
+leaf_cost x the root's SSE per leaf (`protocol.error_scale`, pystreed's
+`cost_complexity`).  The kernel counts each row's weight, w t and w t^2 for the target
+t centred on its weighted mean (`counts`).  The rows are reduced as for
+classification (weight-0 rows, redundant features), and the rows of each distinct
+vector become one row of their total weight at their mean: the SSE of any union of
+whole groups is the sum of the groups' own SSE plus that of the merged rows, so the
+reduction is exact, with the within-group SSE as the offset and the lower bound
+until a proof (a tree cannot separate identical rows; `MERGE_GROUPS` off, it is the
+kernel's `lbw` instead).  Weights keep their meaning,
+so `min_support` (on weight) is unaffected.  The tree's nodes get (weight, mean,
+SSE) from the routed statistics (`Problem.node_values`); `train_error` is the SSE on
+`data`, `lower_bound` and the incumbents are in SSE (+ P x leaves).  Squared errors
+are never exact sums: comparisons take a tolerance of 1e-9 x the root's SSE.
 """
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -68,9 +86,11 @@ from engine.solvers.dl85.rules import (
     RULE_TOPK_STAR,
     RULES,
 )
-from engine.solvers.protocol import DEPTH, LEAF_COST, Param, Result, Solver, leaf_penalty
+from engine.solvers.protocol import (DEPTH, LEAF_COST, Param, Result, Solver, error_scale,
+                                     leaf_penalty)
 from engine.solvers.registry import register
 from engine.solvers.threads import THREADS, resolve, threads_param
+from engine.vocabulary import CLASSIFICATION, REGRESSION
 
 # Least seconds between two trees the kernel publishes (the Monitor drains every 20 ms).
 PUBLISH_INTERVAL = 0.002
@@ -79,12 +99,23 @@ PAIR_SHARE = 4
 PAIR_LIMIT = 512 << 20
 # Beyond K F^2 counts a branch, one pass over them takes too long to poll the control.
 PAIR_ENTRIES = 1 << 24
+# A regression's counts: weight, sum and sum of squares of the target (`counts`).
+CHANNELS = 3
+NO_TARGET = np.zeros(0)   # the kernel's target for a classification
+# A regression's rows of one distinct vector become one kernel row at their mean, the
+# within-group SSE an offset; off, every row stays a kernel row and that SSE is the
+# kernel's bound `lbw` instead (the same optimum, more rows: for tests).
+MERGE_GROUPS = True
 
 
 class Problem:
     """The kernel's input derived from a Dataset (see the module docstring)."""
 
     def __init__(self, data, min_support: int, penalty: float = 0.0, progress=None):
+        self.regression = bool(data.regression)
+        if self.regression:
+            self._regression_rows(data, min_support, penalty, progress)
+            return
         rows = BinaryRows(data, "DL8.5", progress=progress)
         self.n_classes = rows.n_classes
         self.fmap = rows.fmap
@@ -97,14 +128,11 @@ class Problem:
         progress(stage, 0.0)
         Xr = rows.vectors_at(gi)
         self.y = ki.astype(np.int64)
+        self.t = NO_TARGET
         self.lbw = bound_weights(gi, residual)
         self.has_lbw = bool((self.lbw > 0).any())
         progress(stage, 0.5)
-        density = Xr.mean(axis=0) if len(Xr) else np.zeros(F)
-        self.flip = (density > 0.5).astype(np.uint8)
-        Xi = np.ascontiguousarray(Xr ^ self.flip, dtype=np.uint8)
-        self.Xt, self.indptr, self.indices = _layouts(Xi, progress)
-        self.Xg = np.ascontiguousarray(rows.vectors ^ self.flip, dtype=np.uint8)
+        self._lay_out(rows, Xr, progress)
         self.Vg = rows.V
         self.exact, self.eps = exactness(weights, self.lbw)
         self.w = weights.astype(np.float64)
@@ -123,6 +151,80 @@ class Problem:
         self.n_features = F
         self.stats = {**rows.stats(len(self.y), self.offset),
                       "features_flipped": int(self.flip.sum())}
+
+    def _lay_out(self, rows: BinaryRows, Xr: np.ndarray, progress) -> None:
+        """Flip the features that are 1 on most of the kernel's rows Xr, and lay the
+        rows out both ways (`_layouts`)."""
+        F = len(self.fmap)
+        density = Xr.mean(axis=0) if len(Xr) else np.zeros(F)
+        self.flip = (density > 0.5).astype(np.uint8)
+        Xi = np.ascontiguousarray(Xr ^ self.flip, dtype=np.uint8)
+        self.Xt, self.indptr, self.indices = _layouts(Xi, progress)
+        self.Xg = np.ascontiguousarray(rows.vectors ^ self.flip, dtype=np.uint8)
+
+    def _regression_rows(self, data, min_support: int, penalty: float, progress) -> None:
+        """A regression's kernel rows (see the module docstring): one per distinct
+        vector, at the weighted mean of its (centred) targets, with their weight."""
+        progress = progress or (lambda stage, fraction=None: None)
+        w = np.asarray(data.w, dtype=np.float64)
+        # grouping and column reduction only look at the features and the weights
+        unlabelled = SimpleNamespace(X=data.X, w=w, y=np.zeros(len(w), dtype=np.int64),
+                                     n_classes=1)
+        rows = BinaryRows(unlabelled, "DL8.5", progress=progress)
+        progress("laying out the rows for the solver", 0.0)
+        self.n_classes = CHANNELS
+        self.fmap = rows.fmap
+        F = len(self.fmap)
+        target = np.asarray(data.y, dtype=np.float64)[w > 0]
+        weights, group, G = rows.w, rows.group, len(rows.vectors)
+        total = float(weights.sum())
+        self.mean = float(weights @ target) / total if total > 0 else 0.0
+        centred = target - self.mean
+        W = np.bincount(group, weights=weights, minlength=G)
+        S = np.bincount(group, weights=weights * centred, minlength=G)
+        Q = np.bincount(group, weights=weights * centred * centred, minlength=G)
+        means = np.divide(S, W, out=np.zeros(G), where=W > 0)
+        within = np.bincount(group, weights=weights * (centred - means[group]) ** 2,
+                             minlength=G)
+        self.lower_bound = float(within.sum())
+        self.reduced = MERGE_GROUPS
+        if MERGE_GROUPS:
+            self.offset, self.t, self.w = self.lower_bound, means, W
+            self.lbw = np.zeros(G)
+            Xr = rows.vectors
+        else:
+            self.offset, self.t, self.w = 0.0, centred, weights
+            self.lbw = bound_weights(group, within)
+            Xr = rows.vectors_at(group)
+        self.y = np.zeros(len(self.w), dtype=np.int64)
+        self.has_lbw = bool((self.lbw > 0).any())
+        self._lay_out(rows, Xr, progress)
+        self.Vg = np.column_stack([W, S, Q]) if G else np.zeros((0, CHANNELS))
+        # weights compare as classification's do; squared errors with a tolerance
+        # relative to the root's
+        self.exact, weight_eps = exactness(self.w, np.zeros(0))
+        self.eps = max(1e-9 * float(Q.sum()), 1e-300)
+        if min_support > 1:
+            self.sup = float(min_support) - weight_eps
+        else:
+            self.sup = 1.0 if self.exact else max(weight_eps, 1e-300)
+        self.check_sup = True   # (no empty side, whatever the squared errors' rounding)
+        self.penalty = float(penalty)
+        self.n_features = F
+        self.stats = {**rows.stats(len(self.w), self.offset),
+                      "unavoidable_error": self.lower_bound,
+                      "features_flipped": int(self.flip.sum())}
+
+    def node_values(self, value: np.ndarray) -> np.ndarray:
+        """A regression tree's `value` rows (weight, mean, squared error) from the
+        statistics W, S, Q the kernel routes to its nodes (classification: as they
+        are)."""
+        if not self.regression:
+            return value
+        W, S, Q = (np.asarray(value, dtype=np.float64)[:, c] for c in range(CHANNELS))
+        mean = np.divide(S, W, out=np.zeros(len(W)), where=W > 0)
+        error = np.maximum(Q - S * mean, 0.0)
+        return np.column_stack([W, self.mean + mean, error])
 
     def max_nodes(self, depth: int) -> int:
         leaves = max(len(self.y), 1)
@@ -163,7 +265,8 @@ def _layouts(Xi: np.ndarray, progress) -> tuple[np.ndarray, np.ndarray, np.ndarr
 ORDERING = Param("ordering", "choice", "gain",
                  "Order in which features are tried at each branch: information gain "
                  "(gain), Gini impurity (gini), misclassification error (error) of the "
-                 "split, or the column order (none).",
+                 "split, or the column order (none); for a regression the first three "
+                 "are the split's squared error.",
                  choices=tuple(ORDERINGS))
 MIN_SUPPORT = Param("min_support", "int", 1,
                     "Least number of training rows (total row weight) in every leaf "
@@ -181,6 +284,7 @@ CACHE_MB = Param("cache_mb", "int", 1024,
 class _DL85Base(Solver):
     needs = "binary"
     proves_optimality = True
+    tasks = (CLASSIFICATION, REGRESSION)
     aliases = {"min_leaf": "min_support"}   # (the other tree solvers' name for it)
 
     def rule_settings(self, params) -> tuple[int, int, float, float, float, bool]:
@@ -197,13 +301,17 @@ class _DL85Base(Solver):
 
     def solve(self, data, params, monitor) -> Result:
         depth = params["depth"]
-        penalty = leaf_penalty(params, data.w.sum())
+        penalty = leaf_penalty(params, error_scale(data) if data.regression
+                               else data.w.sum())
         problem = Problem(data, params["min_support"], penalty, monitor.checkpoint)
         K = problem.n_classes
         # what every tree costs at least: the unavoidable error and one leaf (two when
         # it splits)
-        root_leaf = float(data.w.sum() - np.bincount(
-            data.y, weights=data.w, minlength=K).max()) if len(data.y) else 0.0
+        if data.regression:
+            root_leaf = error_scale(data)
+        else:
+            root_leaf = float(data.w.sum() - np.bincount(
+                data.y, weights=data.w, minlength=K).max()) if len(data.y) else 0.0
         global_lb = problem.lower_bound + penalty
         if penalty and depth > 0:
             global_lb = min(root_leaf + penalty, problem.lower_bound + 2.0 * penalty)
@@ -212,7 +320,8 @@ class _DL85Base(Solver):
             return ks.IncumbentSink(problem.max_nodes(depth), K)
 
         def make_tree(feature, threshold, left, right, value):
-            return Tree.from_arrays(feature, threshold, left, right, value, data.prep)
+            return Tree.from_arrays(feature, threshold, left, right,
+                                    problem.node_values(value), data.prep)
 
         rule, relaxation, thr0, step, factor, rule_d2 = self.rule_settings(params)
         threads = resolve(params["threads"]) if depth >= 3 and problem.n_features > 1 else 1
@@ -229,9 +338,9 @@ class _DL85Base(Solver):
         def args_for(rule, thr):
             """dl85_search's arguments before `restart`, for a rule and threshold."""
             return (problem.Xt, problem.indptr, problem.indices, problem.y, problem.w,
-                    problem.lbw, problem.has_lbw, K, depth, problem.sup, problem.check_sup,
-                    problem.eps, problem.penalty, ORDERINGS[params["ordering"]], rule,
-                    relaxation, thr,
+                    problem.t, problem.regression, problem.lbw, problem.has_lbw, K, depth,
+                    problem.sup, problem.check_sup, problem.eps, problem.penalty,
+                    ORDERINGS[params["ordering"]], rule, relaxation, thr,
                     step, factor, rule_d2, params["anytime_trees"], zobrist, use_d2, lvl0,
                     search_budget, PUBLISH_INTERVAL, problem.Xg, problem.Vg, problem.fmap,
                     problem.flip, problem.offset, global_lb)
@@ -322,8 +431,9 @@ class CADL85(_DL85Base):
               Param("factor", "float", 2.0,
                     "Growth factor of the exponential relaxation.", 1.0001, 1e6),
               Param("max_gap", "float", 0.0,
-                    "Gain rule: initial largest information-gain gap (bits) summed "
-                    "along a branch (0: the greedy choice only).", 0.0, 1e9),
+                    "Gain rule: initial largest information-gain gap (bits; for a "
+                    "regression the share of a branch's squared error) summed along a "
+                    "branch (0: the greedy choice only).", 0.0, 1e9),
               Param("max_discrepancy", "int", 0,
                     "Discrepancy rule: initial largest total position of the features "
                     "chosen along a branch (0: the first feature only).", 0, None),
@@ -331,8 +441,9 @@ class CADL85(_DL85Base):
                     "Top-k rules: initial number of features tried at each branch "
                     "(top-k*: at the root, halved at each level, at least 1).", 1, None),
               Param("min_purity", "float", 0.5,
-                    "Purity rule: initial purity (share of the majority class) from "
-                    "which a branch is not expanded.", 0.0, 1.0),
+                    "Purity rule: initial purity (share of the majority class; for a "
+                    "regression 1 - the branch's variance / the root's) from which a "
+                    "branch is not expanded.", 0.0, 1.0),
               Param("purity_step", "float", 0.1,
                     "Purity rule: relaxation step of the purity threshold.", 1e-6, 1.0),
               Param("rule_last_level", "bool", False,

@@ -37,6 +37,35 @@ leaf by its second leaf's cost.  Only the CA rules' states (purity, gains) still
 read plain errors: they choose what a restart prunes, never what is proven.  With
 pen = 0 every added term is 0 and the search is the one without a cost.
 
+Regression
+----------
+With `reg` the rows carry a numeric target t (centred by the adapter) and the counts
+three additive channels (weight, sum w t, sum w t^2) in place of class weights; a
+leaf's error is its squared error about its mean (`counts.sse`, read only through
+`counts.side_stats` / `leaf_stats`, which also say that a branch's weight is channel
+0).  Everything above is about errors and weights, not about how a leaf's error is
+computed, and stays exact for squared errors:
+* pair counts, "scan the smaller child and subtract it from the parent", the cache
+  (a branch's optimum depends only on its rows) and the depth-two step;
+* upper-bound pruning and "the best error reaches the lower bound: stop";
+* `lbw`, the unavoidable error of rows with identical features: a leaf holds whole
+  groups of them and the squared error of a union is at least the sum of the groups'
+  own, so their within-group squared error is a sound bound (the adapter merges each
+  group into one row at its mean, an exact reduction, and adds the within-group
+  error back as `offset`, so `lbw` is 0 there; with `adapter.MERGE_GROUPS` off it
+  passes that error as `lbw`);
+* "a branch whose leaf error is at most pen is a leaf", the bounds pen + min(leaf,
+  pen) and min(leaf + pen, unavoidable + 2 pen): they only use that an error is never
+  negative and that a split has two leaves.
+Nothing here uses the classification-only fact that moving a weight delta between
+two leaves changes their error by at most delta (blossom's and ConTree's similarity
+bounds): squared errors do not obey it, and no bound of this kernel relies on it.
+The CA rules read a regression's errors through the same functions: purity is 1 -
+(a branch's variance / the root's) (`pscale`), a gain is the share of a branch's
+squared error a split removes (so at most 1, the gain rule's vacuous threshold being
+that of two classes); they only choose what a restart prunes, and completeness is
+unchanged.
+
 CA-DL8.5 (Algorithm 2)
 ----------------------
 The same search, restarted with a rule (`rules`) that prunes children (they
@@ -210,7 +239,7 @@ def _bound(l, fub, fbest, shared, margin):
 
 
 @njit(cache=True, nogil=True)
-def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, sup,
+def dl85_search(Xt, indptr, indices, y, w, t, reg, lbw, has_lbw, n_classes, max_depth, sup,
                 check_sup, eps, pen, kind, rule, relaxation, thr0, step, factor, rule_d2,
                 snapshots, Z, use_d2, lvl0, memory_budget, interval, Xg, Vg, fmap, flip,
                 offset, global_lb, restart, root_position, root_end, shared, margin, goal,
@@ -219,7 +248,9 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
 
     Xt: uint8[F, n] 0/1 features (internal: flipped where `flip`), indptr/indices:
     the same rows sparsely (features equal to 1), y: int64[n] classes, w: float64[n]
-    weights, lbw: float64[n] unavoidable error weight per row (has_lbw: any is
+    weights, t/reg: a regression's target per row (centred) and True (then y is
+    ignored and n_classes is 3, the channels W, S, Q: see `counts`), else an empty
+    array and False, lbw: float64[n] unavoidable error weight per row (has_lbw: any is
     non-zero), sup: least weight of a leaf (check_sup: test it in the depth-two step
     too), eps: tolerance of comparisons (0 when the weights are integers), pen: the
     cost of a leaf (see the module docstring; 0: the error alone), kind:
@@ -312,8 +343,14 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
 
     rows = np.arange(n)
     root_acc = D1[0]
-    stopped = scan_features(rows, zero, n, indptr, indices, y, w, root_acc, control)
-    root_leaf, root_w = leaf_stats(root_acc, F)
+    stopped = scan_features(rows, zero, n, indptr, indices, y, w, t, reg, root_acc, control)
+    root_leaf, root_w = leaf_stats(root_acc, F, reg)
+    # what the purity rule multiplies errors by: 1, or a regression's root weight over
+    # its squared error (purity = 1 - a branch's variance / the root's)
+    pscale = root_w / root_leaf if reg and root_leaf > 0.0 else 1.0
+    # the classes whose entropy bounds a rule's gain (a regression's gain, a share of
+    # the branch's squared error, is at most 1 = log2 2)
+    Kg = 2 if reg else K
     root_obj = root_leaf + pen
     root_lb = 0.0
     if has_lbw:
@@ -340,7 +377,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
         last_publish = ks.monotonic()
 
     thr = thr0
-    active = not vacuous(rule, thr, D, F, K)
+    active = not vacuous(rule, thr, D, F, Kg)
     need_gain = rule == RULE_GAIN
     iteration = zero + max(restart, 1) - 1
     relaxations = zero
@@ -432,7 +469,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                 if ph == PH_ENTER:
                     # -------------------------------------------- enter a branch
                     if l == 0 and pruned(rule, active, thr, child_state(
-                            rule, 0.0, 0, root_leaf, root_w, 0.0, 0.0), 0, 0):
+                            rule, 0.0, 0, root_leaf * pscale, root_w, 0.0, 0.0), 0, 0):
                         # the rule prunes the root itself (purity): a leaf this time
                         stats[ST_RULE] += 1
                         r_err = root_obj
@@ -447,7 +484,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                     if use_d2 and l >= lvl0:
                         ci = l - lvl0
                         if l == lvl0:
-                            if scan_pairs(rows, fa[l], fb[l], indptr, indices, y, w,
+                            if scan_pairs(rows, fa[l], fb[l], indptr, indices, y, w, t, reg,
                                           CB[ci, s], TB[ci, s], control):
                                 stopped = True
                                 break
@@ -460,7 +497,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                                 small = 0 if fmid[p] - fa[p] <= fb[p] - fmid[p] else 1
                                 a0 = fa[p] if small == 0 else fmid[p]
                                 b0 = fmid[p] if small == 0 else fb[p]
-                                if scan_pairs(rows, a0, b0, indptr, indices, y, w,
+                                if scan_pairs(rows, a0, b0, indptr, indices, y, w, t, reg,
                                               CB[ci, small], TB[ci, small], control):
                                     stopped = True
                                     break
@@ -476,7 +513,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                                 CB[ci, s], TB[ci, s], sup, check_sup, eps, pen, flb[l], rule,
                                 active and rule_d2, thr, fst[l], l, kind, acc2, dom2,
                                 scores, idx,
-                                GAINS[l], pos2)
+                                GAINS[l], pos2, reg, pscale)
                             if bi >= 0:
                                 rL = rec_stump(R, RC, rfree, rmeta, bjL)
                                 rR = rec_stump(R, RC, rfree, rmeta, bjR)
@@ -509,12 +546,12 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                             continue
                         diagonal(CB[ci, s], TB[ci, s], acc)
                     else:
-                        if scan_features(rows, fa[l], fb[l], indptr, indices, y, w, acc,
-                                         control):
+                        if scan_features(rows, fa[l], fb[l], indptr, indices, y, w, t, reg,
+                                         acc, control):
                             stopped = True
                             break
                         if rem == 1:
-                            v, g = stump(acc, sup, check_sup, eps, pen)
+                            v, g = stump(acc, sup, check_sup, eps, pen, reg)
                             rec = rec_stump(R, RC, rfree, rmeta, g)
                             rec_release(R, RC, rfree, rmeta, fbrec[l], rstack)
                             r_err = v
@@ -526,7 +563,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                             l -= 1
                             continue
                     m, bg = order_features(acc, sup, kind, DOM[l], scores, idx, GAINS[l],
-                                           need_gain)
+                                           need_gain, reg)
                     if l == 0:
                         stats[ST_ROOT_CANDIDATES] = m
                         if root_position >= 0:   # a run of the root's order
@@ -577,8 +614,8 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                         if pen > 0.0:
                             # a child costs its leaf, or two leaves at least (only its
                             # leaf at the maximum depth)
-                            eL_leaf, _ = side_stats(D1[l], g, F, 0)
-                            eR_leaf, _ = side_stats(D1[l], g, F, 1)
+                            eL_leaf, _ = side_stats(D1[l], g, F, 0, reg)
+                            eR_leaf, _ = side_stats(D1[l], g, F, 1, reg)
                             if l + 1 == D:
                                 lbL = max(lbL, eL_leaf + pen)
                                 lbR = max(lbR, eR_leaf + pen)
@@ -602,7 +639,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                         fmid[l] = mid
                         flbL[l] = lbL
                         flbR[l] = lbR
-                        eR_leaf, _ = side_stats(D1[l], g, F, 1)
+                        eR_leaf, _ = side_stats(D1[l], g, F, 1, reg)
                         fleafR[l] = eR_leaf + pen
                         cflag[l + 1, 0] = False
                         cflag[l + 1, 1] = False
@@ -645,7 +682,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                     c = l + 1
                     a = fa[l] if s == 0 else fmid[l]
                     b = fmid[l] if s == 0 else fb[l]
-                    ec, wc = side_stats(D1[l], g, F, s)
+                    ec, wc = side_stats(D1[l], g, F, s, reg)
                     lbc = flbL[l] if s == 0 else flbR[l]
                     B = _bound(l, fub, fbest, shared, margin)
                     cub = B - flbR[l] if s == 0 else B - flerr[l]
@@ -678,7 +715,8 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                         r_rec = zero + NONE
                         r_exact = True
                         continue
-                    cst = child_state(rule, fst[l], fidx[l], ec, wc, fbg[l], GAINS[l, g])
+                    cst = child_state(rule, fst[l], fidx[l], ec * pscale, wc, fbg[l],
+                                      GAINS[l, g])
                     if (rule_d2 or c < D - 1) and pruned(rule, active, thr, cst, fidx[l], l):
                         stats[ST_RULE] += 1
                         r_err = ecp
@@ -702,11 +740,12 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                             continue
                     if c == D - 1 and not use_d2:
                         accc = D1[c]
-                        if scan_features(rows, a, b, indptr, indices, y, w, accc, control):
+                        if scan_features(rows, a, b, indptr, indices, y, w, t, reg, accc,
+                                         control):
                             stopped = True
                             have_ret = False
                             break
-                        v, gg = stump(accc, sup, check_sup, eps, pen)
+                        v, gg = stump(accc, sup, check_sup, eps, pen, reg)
                         r_err = v
                         r_rec = rec_stump(R, RC, rfree, rmeta, gg)
                         r_exact = True
@@ -807,7 +846,7 @@ def dl85_search(Xt, indptr, indices, y, w, lbw, has_lbw, n_classes, max_depth, s
                 break
             relaxations += 1
             thr = relax(relaxation, thr, step, factor, relaxations)
-            if vacuous(rule, thr, D, F, K):
+            if vacuous(rule, thr, D, F, Kg):
                 active = False
 
     stats[ST_EVICTED] = meta[M_EVICTED] - evicted_before

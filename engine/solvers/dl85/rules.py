@@ -22,6 +22,13 @@ Table 1 writes the discrepancy test as `tot_discr >= max_discr`; the text (max_d
 gives the greedy tree, which takes the first feature, i = 0, everywhere) and the
 authors' code need `>`, which is used here.  Gains are information gains in bits.
 
+Regression (the kernel's `reg`): the rules run unchanged on what the kernel gives
+them.  A purity is 1 - (the branch's variance / the root's) (the error passed in is
+scaled by the root's weight over its squared error), a gain the share of the
+branch's squared error the split removes, in [0, 1] as a two-class information gain
+is, so the gain rule is vacuous from D (`vacuous` with two classes).  Discrepancy and
+top-k read positions only.
+
 Relaxation schedules (`relax`): monotonic adds delta; exponential multiplies the
 threshold by `factor` (at least adding delta, so a zero threshold moves); Luby adds
 delta times the Luby sequence 1, 1, 2, 1, 1, 2, 4, 1, ...
