@@ -21,7 +21,7 @@ from engine.data.columns import ColumnKind
 from engine.data.dataset import PrepOptions, counted
 from engine.errors import OrchardError
 from engine.evaluation import Plan
-from engine.solvers import get_solver
+from engine.solvers import get_solver, solvers_for
 from engine.solvers.monitor import Monitor
 from engine.training import default_binarization
 from engine.vocabulary import CLASSIFICATION
@@ -392,9 +392,10 @@ class DataController(QObject):
             algorithm = win.algorithm()
             title = get_solver(algorithm).title
             if data.prep.task not in get_solver(algorithm).tasks:
+                able = [get_solver(name).title for name in solvers_for(data.prep.task)]
                 problems.append(f"{title} grows classification trees only, and this "
-                                "target holds numbers: choose Automatic or Greedy, or "
-                                "predict a class under Predict.")
+                                f"target holds numbers: choose {', '.join(able[:-1])} or "
+                                f"{able[-1]}, or predict a class under Predict.")
             if prep.inconsistent:
                 rows = prep.inconsistent
                 have = f"{counted(rows, 'row')} {'has' if rows == 1 else 'have'}"

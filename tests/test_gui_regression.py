@@ -24,7 +24,7 @@ def test_a_numeric_target_trains_a_regression_tree_from_the_defaults(qtbot, tmp_
     assert win.data_panel.problems_text() == ""
     run_and_wait(qtbot, win)
     run = win.current_run
-    assert run.regression and run.chosen == "greedy"
+    assert run.regression and run.chosen == "dl85" and run.optimal
     assert 0.5 < run.train_r2 <= 1 and run.train_rmse > 0
     assert math.isnan(run.train_accuracy)
     summary = win.results.summary_text()
@@ -74,7 +74,8 @@ def test_an_algorithm_without_regression_is_named_before_the_run(qtbot, tmp_path
                       algorithm="blossom")
     qtbot.waitUntil(lambda: ready(win), timeout=LOAD_TIMEOUT)
     assert "grows classification trees only" in win.data_panel.problems_text()
-    assert "choose Automatic or Greedy" in win.data_panel.problems_text()
+    text = win.data_panel.problems_text()
+    assert "choose Greedy (CART), Automatic, " in text and "or CA-DL8.5" in text
 
 
 def test_a_classification_run_and_a_regression_run_each_show_their_own_figures(

@@ -86,9 +86,7 @@ def choose(data: Dataset, depth: int, time_limit: float | None,
            min_leaf: int = 1) -> tuple[str, str]:
     """(algorithm, reason in one sentence) for `data` at `depth`."""
     if data.regression:
-        return "greedy", ("the target holds numbers, and Orchard's exact searches find "
-                          "classification trees only so far, so the greedy (CART) "
-                          "regression tree is grown, not proven optimal")
+        return _regression(data, depth)
     if depth > EXACT_DEPTH_LIMIT:
         return "hybrid", (f"an exact search beyond depth {EXACT_DEPTH_LIMIT} would not end "
                           "in reasonable time, so the hybrid runs (never worse than "
@@ -120,6 +118,22 @@ def choose(data: Dataset, depth: int, time_limit: float | None,
                        "greedy)")
 
 
+def _regression(data: Dataset, depth: int) -> tuple[str, str]:
+    """`choose` for a regression: DL8.5, the exact search of least squared error on
+    0/1 tests, on the greedy regression tree's thresholds plus quantiles when the
+    features are numbers (so never worse than greedy); beyond `EXACT_DEPTH_LIMIT`
+    the greedy tree (no hybrid grows regression trees yet)."""
+    if depth > EXACT_DEPTH_LIMIT:
+        return "greedy", (f"an exact search beyond depth {EXACT_DEPTH_LIMIT} would not end "
+                          "in reasonable time, so the greedy (CART) regression tree is "
+                          "grown, not proven optimal")
+    if data.is_binary:
+        return "dl85", ("every feature is 0/1, where DL8.5 finds the regression tree of "
+                        "least squared error (starting from the greedy tree)")
+    return "dl85", ("DL8.5 finds the regression tree of least squared error on the greedy "
+                    "tree's thresholds plus quantiles (never worse than greedy)")
+
+
 @register
 class Auto(Solver):
     name = "auto"
@@ -136,7 +150,7 @@ class Auto(Solver):
                     "(ConTree would have to try every split point).", 1, None),
               LEAF_COST)
     # The solvers it may run: their kernels are its own (`compile_ahead`).
-    delegates = ("blossom", "contree")
+    delegates = ("blossom", "contree", "dl85")
 
     @classmethod
     def kernels(cls) -> tuple:
