@@ -400,12 +400,13 @@ class OptimalTreeRegressor(RegressorMixin, _OrchardEstimator):
     mean of its training rows, and the tree minimises the weighted sum of squared
     errors (`train_error_`); `score` is R², as for any scikit-learn regressor.
 
-    `algorithm` is one that grows regression trees: today only `greedy` (CART's
-    squared-error splits, as scikit-learn's `DecisionTreeRegressor`), which is
-    `engine.solvers.default_solver_name("regression")`; it is written out as the
-    default because scikit-learn wants `__init__` defaults to be plain values (an
-    exact solver for regression will change it).  `min_leaf` is the least weight
-    (rows) in a leaf (None: the algorithm's own, 1 for greedy); `leaf_cost` the cost of
+    `algorithm` is one that grows regression trees: `auto` (the default, as
+    `engine.solvers.default_solver_name("regression")`: an exact search of least
+    squared error, ConTree's over every threshold up to depth 2, else DL8.5's on the
+    greedy tree's thresholds plus quantiles, never worse than greedy), `contree`,
+    `dl85`, `cadl85` or `greedy` (CART's squared-error splits, as scikit-learn's
+    `DecisionTreeRegressor`).  `min_leaf` is the least weight (rows) in a leaf (None:
+    the algorithm's own; a whole number for `auto`); `leaf_cost` the cost of
     a leaf as a share of the root's squared error (0.01: a split must remove 1% of it
     to be kept; the tree is then pruned, see `engine.solvers.protocol.error_scale`).
     Both go to the solver only when given, so an algorithm without them says so
@@ -414,7 +415,7 @@ class OptimalTreeRegressor(RegressorMixin, _OrchardEstimator):
 
     _task = REGRESSION
 
-    def __init__(self, algorithm: str = "greedy", max_depth: int = 3,
+    def __init__(self, algorithm: str = "auto", max_depth: int = 3,
                  min_leaf: float | None = None, leaf_cost: float = 0.0,
                  time_limit: float | None = DEFAULT_TIME_LIMIT, binarize: str | None = None,
                  params: dict | None = None, callback: Callable | None = None,
@@ -551,7 +552,7 @@ def tune(X, y, algorithm: str | None = None, depths=None, min_leaf=None,
     different values for a regression (`engine.data.task.choose_task`), anything else
     for classes; "classification" or "regression" says which.  `algorithm` None is
     "auto" for classes and the regression's default solver
-    (`engine.solvers.default_solver_name`, greedy) for numbers.  `metric` ranks the
+    (`engine.solvers.default_solver_name`, auto) for numbers.  `metric` ranks the
     settings by their validation score (`engine.vocabulary.TASK_METRICS`): "accuracy"
     (the default for classes), "balanced" or "auc"; a regression's "r2" (its default)
     or "rmse" (lower is better); one of the other task is refused in a sentence.

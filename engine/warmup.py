@@ -26,6 +26,7 @@ from engine.featurize import prepare
 from engine.solvers import compile_ahead, get_solver, solver_names
 from engine.solvers.monitor import Monitor
 from engine.training import default_binarization, train
+from engine.vocabulary import CLASSIFICATION, REGRESSION
 
 # 24 rows, numeric + categorical + yes/no inputs, two classes, one pair of identical
 # inputs with different classes (so inconsistent-row handling runs too).
@@ -75,11 +76,15 @@ class WarmupReport:
         return self.compiled_elsewhere + float(sum(self.timings.values()))
 
 
-def tiny_dataset(binarize: str = "none", drop_inconsistent: bool = False) -> Dataset:
+def tiny_dataset(binarize: str = "none", drop_inconsistent: bool = False,
+                 task: str = CLASSIFICATION) -> Dataset:
     """The built-in warm-up table, prepared with `binarize` (and without the
-    contradicting row for solvers that only accept consistent data)."""
-    return prepare(parse_text(TINY_TABLE), PrepOptions(target="buys", binarize=binarize,
-                                                       drop_inconsistent=drop_inconsistent))
+    contradicting row for solvers that only accept consistent data); a regression's
+    predicts `spend` (the kernels a solver runs for numbers compile too)."""
+    regression = task == REGRESSION
+    return prepare(parse_text(TINY_TABLE), PrepOptions(
+        target="spend" if regression else "buys", binarize=binarize, task=task,
+        drop_inconsistent=drop_inconsistent and not regression))
 
 
 def _variants(name: str) -> list[str]:
@@ -130,9 +135,10 @@ def warm_up(names: list[str] | None = None,
         started = time.perf_counter()
         try:
             solver = get_solver(name)
-            for binarize in _variants(name):
-                train(tiny_dataset(binarize, solver.consistent_only), name,
-                      _params(solver), monitor=Monitor(None))
+            for task in solver.tasks:
+                for binarize in _variants(name):
+                    train(tiny_dataset(binarize, solver.consistent_only, task), name,
+                          _params(solver), monitor=Monitor(None))
         except Exception as exc:  # noqa: BLE001 - reported, never fatal
             report.errors[name] = f"{type(exc).__name__}: {exc}"
             continue

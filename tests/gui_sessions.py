@@ -29,7 +29,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 from engine.editing import training_matrix
 from engine.featurize import prepare
 from engine.model.tree import Tree
-from engine.prediction import node_rows, row_path
+from engine.prediction import node_rows, prediction_text, row_path
 from gui.main_window import MainWindow
 from gui.models import is_model
 from gui.side_panel import WHEEL_EDITORS, PanelScroll
@@ -256,7 +256,7 @@ class WindowSession(RuleBasedStateMachine):
         if status.startswith(f"Row {row + 1}: run #{run.number} predicts"):
             path, _, predicted = row_path(run.tree, win.raw.frame.iloc[[row]])
             assert win.view.tree_scene().highlighted_nodes() == sorted(path)
-            assert f"predicts {run.tree.class_names[predicted]}" in status
+            assert f"predicts {prediction_text(run.tree, predicted)}" in status
 
     @rule(pick=st.integers(0, 200))
     def collapse_node(self, pick):
@@ -400,7 +400,9 @@ class WindowSession(RuleBasedStateMachine):
         if win.validator.progress(run):
             assert new_rows == "new rows …"
         elif evaluation is not None and evaluation.folds:
-            assert new_rows == f"new rows {100 * evaluation.mean_test_accuracy:.1f}%"
+            assert new_rows == (f"new rows R² {evaluation.mean_of('test_r2'):.3f}"
+                                if evaluation.regression else
+                                f"new rows {100 * evaluation.mean_test_accuracy:.1f}%")
         else:
             assert new_rows == "new rows —", new_rows
 

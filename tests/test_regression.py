@@ -182,7 +182,9 @@ def test_the_command_line_fits_and_predicts_a_regression(tmp_path, capsys):
     model = tmp_path / "m.json"
     assert main(["fit", str(path), "--depth", "3", "--json", "--out", str(model)]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["task"] == "regression" and summary["algorithm"] == "greedy"
+    # by default an exact search of least squared error, which it names
+    assert summary["task"] == "regression" and summary["algorithm"] == "auto"
+    assert summary["chosen_algorithm"] == "dl85" and summary["optimal"]
     assert summary["train_accuracy"] is None and summary["n_classes"] == 0
     assert 0.5 < summary["train_r2"] <= 1 and summary["train_rmse"] > 0
     assert summary["train_error"] == pytest.approx(

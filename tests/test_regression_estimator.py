@@ -20,7 +20,8 @@ from engine.model import load_model
 from test_regression import house_table
 
 ESTIMATORS = [orchard.OptimalTreeRegressor(),
-              orchard.OptimalTreeRegressor(max_depth=2, min_leaf=3.0, leaf_cost=0.001)]
+              orchard.OptimalTreeRegressor(algorithm="greedy", max_depth=2, min_leaf=3.0,
+                                           leaf_cost=0.001)]
 
 
 @parametrize_with_checks(ESTIMATORS)
@@ -46,7 +47,7 @@ def houses(rows: int = 600) -> tuple[pd.DataFrame, np.ndarray]:
 
 def test_the_same_tree_as_orchard_fit(tmp_path, capsys):
     path = house_table(tmp_path / "house.csv")
-    assert main(["fit", str(path), "--algo", "greedy", "--depth", "3", "--json",
+    assert main(["fit", str(path), "--depth", "3", "--json",   # both by default
                  "--out", str(tmp_path / "m.json")]) == 0
     capsys.readouterr()
     table = pd.read_csv(path)
@@ -71,7 +72,7 @@ def test_scikit_learns_tree_on_numbers(depth):
     rng = np.random.default_rng(depth)
     X = rng.normal(size=(400, 4)).round(3)
     y = X[:, 0] * 4 - X[:, 1] ** 2 + np.sin(3 * X[:, 2]) + rng.normal(0, 0.2, 400)
-    model = orchard.OptimalTreeRegressor(max_depth=depth).fit(X, y)
+    model = orchard.OptimalTreeRegressor(algorithm="greedy", max_depth=depth).fit(X, y)
     reference = DecisionTreeRegressor(max_depth=depth, random_state=0).fit(X, y)
     fresh = rng.normal(size=(200, 4)).round(3)
     for rows in (X, fresh):
@@ -90,8 +91,9 @@ def test_sample_weights_weigh_rows_and_zero_weights_drop_them():
     X = rng.normal(size=(200, 2)).round(3)
     y = 3 * X[:, 0] + rng.normal(0, 0.1, 200)
     w = rng.integers(0, 4, 200).astype(float)
-    weighted = orchard.OptimalTreeRegressor(max_depth=3).fit(X, y, sample_weight=w)
-    repeated = orchard.OptimalTreeRegressor(max_depth=3).fit(
+    weighted = orchard.OptimalTreeRegressor(algorithm="greedy", max_depth=3).fit(
+        X, y, sample_weight=w)
+    repeated = orchard.OptimalTreeRegressor(algorithm="greedy", max_depth=3).fit(
         np.repeat(X, w.astype(int), axis=0), np.repeat(y, w.astype(int)))
     np.testing.assert_allclose(weighted.predict(X), repeated.predict(X))
     assert weighted.score(X, y, sample_weight=w) == \
@@ -194,7 +196,8 @@ def test_tune_of_numbers_chooses_the_depth_the_signal_needs_and_fits_every_row()
     X, y = steps()
     model = orchard.tune(X, y, depths=[1, 2, 3, 4], min_leaf=[1, 20], cv=3)
     assert isinstance(model, orchard.OptimalTreeRegressor)
-    assert model.algorithm == model.algorithm_ == "greedy"   # the regression default
+    # the regression default: an exact search (ConTree up to depth 2, else DL8.5)
+    assert model.algorithm == "auto" and model.algorithm_ in ("contree", "dl85")
     table = model.tuning_
     assert table.attrs["metric"] == "r2" and "validation_r2" in table
     assert (table["metric"] == "r2").all() and "mean_accuracy" not in table

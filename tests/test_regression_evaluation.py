@@ -184,7 +184,8 @@ def test_a_tree_of_noise_is_said_to_lose_to_the_training_mean(tmp_path, capsys):
     # the command line says it too
     path = tmp_path / "noise.csv"
     path.write_text(noise().frame.to_csv(index=False))
-    assert main(["fit", str(path), "--depth", "6", "--validate", "5"]) == 0
+    assert main(["fit", str(path), "--algo", "greedy", "--depth", "6", "--validate",
+                 "5"]) == 0
     out = capsys.readouterr().out
     assert "predicts worse than always answering the training rows' mean" in out
 
@@ -290,7 +291,8 @@ def test_classification_candidates_keep_their_keys():
 # ---------------------------------------------------------------- command line
 def test_fit_validate_reports_a_regressions_held_out_scores(tmp_path, capsys):
     path = house_table(tmp_path / "house.csv", rows=400)
-    assert main(["fit", str(path), "--depth", "3", "--validate", "4", "--json"]) == 0
+    assert main(["fit", str(path), "--algo", "greedy", "--depth", "3", "--validate", "4",
+                 "--json"]) == 0
     validation = json.loads(capsys.readouterr().out)["validation"]
     expected = evaluate(read_table(path), PrepOptions(), "greedy", {"depth": 3},
                         Plan("kfold", 4))
@@ -303,7 +305,8 @@ def test_fit_validate_reports_a_regressions_held_out_scores(tmp_path, capsys):
     assert -0.05 < validation["mean_r2"] <= 0 and validation["beats_mean"] is True
     assert validation["test_accuracy"] is None and validation["greedy_r2"] is None
     assert validation["verdict"] == ""
-    assert main(["fit", str(path), "--depth", "3", "--validate", "4"]) == 0
+    assert main(["fit", str(path), "--algo", "greedy", "--depth", "3", "--validate",
+                 "4"]) == 0
     out = capsys.readouterr().out
     assert "4-fold cross-validation: test R² 0." in out and "RMSE" in out and "MAE" in out
     assert "(the training rows' mean R² " in out
@@ -311,8 +314,8 @@ def test_fit_validate_reports_a_regressions_held_out_scores(tmp_path, capsys):
 
 def test_orchard_tune_ranks_a_regression_by_r2_or_rmse(tmp_path, capsys):
     path = house_table(tmp_path / "house.csv", rows=400)
-    assert main(["tune", str(path), "--depths", "1-4", "--min-leaf", "1",
-                 "--leaf-cost", "0", "--folds", "3", "--json"]) == 0
+    assert main(["tune", str(path), "--algo", "greedy", "--depths", "1-4", "--min-leaf",
+                 "1", "--leaf-cost", "0", "--folds", "3", "--json"]) == 0
     captured = capsys.readouterr()
     summary = json.loads(captured.out)
     tuning = summary["tuning"]
@@ -320,8 +323,8 @@ def test_orchard_tune_ranks_a_regression_by_r2_or_rmse(tmp_path, capsys):
     assert tuning["metric"] == "r2" and tuning["measure"] == "validation R²"
     assert "4 of 4: depth 4, min leaf 1, leaf cost 0: validation R² 0." in captured.err
     assert "%" not in captured.err
-    assert main(["tune", str(path), "--depths", "1-4", "--folds", "3", "--metric",
-                 "rmse"]) == 0
+    assert main(["tune", str(path), "--algo", "greedy", "--depths", "1-4", "--folds",
+                 "3", "--metric", "rmse"]) == 0
     out = capsys.readouterr().out
     assert "of the best validation RMSE" in out and "<- chosen" in out
     assert main(["tune", str(path), "--depths", "1-2", "--metric", "balanced"]) == 2

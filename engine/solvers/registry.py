@@ -44,9 +44,9 @@ def solver_names() -> list[str]:
 
 
 def default_solver_name(task: str = CLASSIFICATION) -> str:
-    """The contract's default (DESIGN.md); for a regression, the one solver that grows
-    regression trees so far (issue 47 brings the exact ones)."""
-    return "blossom" if task == CLASSIFICATION else "greedy"
+    """The contract's default (DESIGN.md); for a regression, which Blossom does not
+    grow, `auto` (an exact search of least squared error, which it names)."""
+    return "blossom" if task == CLASSIFICATION else "auto"
 
 
 def solvers_for(task: str) -> list[str]:

@@ -37,6 +37,18 @@ every sum is exact, otherwise improvements must exceed 1e-9 of the total weight)
 A dataset without features, or with at most one row of positive weight, gets the best
 leaf at once.
 
+A numeric target (a regression, `data.regression`) goes to the kernel in `regression`:
+the least weighted squared error (SSE; each leaf predicts its weighted mean) plus
+`leaf_penalty` per leaf, `leaf_cost` being a share of the root's SSE (`error_scale`,
+pystreed's `cost_complexity`), exactly, with `min_leaf` as above; its depth-two
+subproblems are solved by sorted sweeps with running sums (see that module for the
+bounds it prunes with, and why ConTree's similarity rules are not among them).  The
+tree's nodes hold (weight, mean, SSE) computed from the data in two passes, and
+`train_error` is the tree's SSE on `data`.  `max_gap` counts misclassified rows and is
+refused for a regression; the regression search runs on one thread (`threads` has no
+effect on it); stopped early, it returns its best tree with the least bound left in
+its queues as `lower_bound`.
+
 Memory (`memory_mb`) covers the working arrays (8 * features * rows bytes per level of
 depth >= 2) and the cache.  When the working arrays alone do not fit, the run stops
 at once with status memory_limit and a single leaf; the cache takes what remains (up
@@ -49,7 +61,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.data.dataset import row_groups
-from engine.errors import DataError
+from engine.errors import DataError, ParameterError
 from engine.model.tree import Tree
 from engine.solvers import kernel_support as ks
 from engine.solvers.contree import parallel
@@ -66,6 +78,7 @@ from engine.solvers.contree.kernel import (
     contree_search,
     root_order,
 )
+from engine.solvers.contree import regression as reg
 from engine.solvers.protocol import (
     DEPTH,
     LEAF_COST,
@@ -73,10 +86,12 @@ from engine.solvers.protocol import (
     Result,
     Solver,
     Status,
+    error_scale,
     leaf_penalty,
 )
 from engine.solvers.registry import register
 from engine.solvers.threads import THREADS, resolve
+from engine.vocabulary import CLASSIFICATION, REGRESSION
 
 # Least seconds between two trees the kernel publishes (the Monitor drains every 20 ms).
 PUBLISH_INTERVAL = 0.002
@@ -174,6 +189,7 @@ class ConTree(Solver):
                "binarisation needed: fast to depth 3, slower beyond.")
     needs = "any"
     proves_optimality = True
+    tasks = (CLASSIFICATION, REGRESSION)
     params = (DEPTH,
               Param("max_gap", "float", 0.0,
                     "Allowed distance to the optimal error: rows (total weight) when "
@@ -190,13 +206,15 @@ class ConTree(Solver):
 
     @classmethod
     def kernels(cls) -> tuple:
-        return (contree_search, root_order)
+        return (contree_search, root_order, reg.regression_search)
 
     @classmethod
     def warm_start(cls, params) -> bool:
         return True   # the greedy tree's thresholds are among those ConTree searches
 
     def solve(self, data, params, monitor) -> Result:
+        if data.regression:
+            return _solve_regression(data, params, monitor)
         depth = params["depth"]
         problem = Problem(data, depth, monitor.checkpoint, params["leaf_cost"],
                           params["min_leaf"])
@@ -307,3 +325,146 @@ class ConTree(Solver):
         weights = np.bincount(np.asarray(data.y, dtype=np.int64), weights=data.w,
                               minlength=K).astype(np.float64)
         return Tree.leaf(weights, data.prep)
+
+
+# ------------------------------------------------------------------ regression
+# Relative tolerance of the regression search (a share of the root's SSE): splits that
+# could improve a node by less are not pursued, far below what float sums resolve in
+# the comparisons of the tests (1e-9).
+REGRESSION_TOLERANCE = 1e-12
+
+
+def regression_bytes(n: int, F: int, depth: int) -> int:
+    """Memory of the regression kernel's arrays: the sorted lists (index, rank, weight,
+    target: 24 bytes a cell) per slot, and per level the candidate split points,
+    their two bounds and the queue (56 bytes a cell); the tree buffers of each level
+    as far as its trees reach (32 bytes a node), and the sink's (48)."""
+    slots = max(depth - 1, 1)
+    levels = sum(_regression_tree_cap(n, d) for d in range(depth + 1))
+    return 80 * slots * F * n + 16 * n + 32 * levels + 48 * _regression_tree_cap(n, depth)
+
+
+def _regression_tree_cap(n: int, depth: int) -> int:
+    leaves = max(n, 1)
+    if depth < 40:
+        return int(min(2 ** (depth + 1) - 1, 2 * leaves - 1))
+    return 2 * leaves - 1
+
+
+def _node_values(feature, threshold, left, right, X, y, w) -> np.ndarray:
+    """(weight, weighted mean, SSE) of the rows reaching each node (two passes)."""
+    m = len(feature)
+    feature = np.asarray(feature, dtype=np.int64)
+    left = np.asarray(left, dtype=np.int64)
+    right = np.asarray(right, dtype=np.int64)
+    rows = np.arange(len(y))
+    at = np.zeros(len(y), dtype=np.int64)
+    visits = []   # (rows, the node they are at) at each depth
+    while rows.size:
+        visits.append((rows, at))
+        inner = feature[at] >= 0
+        rows, at = rows[inner], at[inner]
+        go = X[rows, feature[at]] <= np.asarray(threshold)[at]
+        at = np.where(go, left[at], right[at])
+    W = np.zeros(m)
+    S = np.zeros(m)
+    for rows, at in visits:
+        W += np.bincount(at, weights=w[rows], minlength=m)
+        S += np.bincount(at, weights=w[rows] * y[rows], minlength=m)
+    mean = np.divide(S, W, out=np.zeros(m), where=W > 0)
+    E = np.zeros(m)
+    for rows, at in visits:
+        E += np.bincount(at, weights=w[rows] * (y[rows] - mean[at]) ** 2, minlength=m)
+    return np.column_stack([W, mean, E])
+
+
+def _solve_regression(data, params, monitor) -> Result:
+    """`contree` on a numeric target: the least SSE + leaf_penalty x leaves over the
+    trees of depth <= `depth` on the numeric features (see `regression`)."""
+    if params.get("max_gap", 0.0) > 0:
+        raise ParameterError("max_gap is a number of misclassified rows and applies to "
+                             "classification only: contree's regression search is exact "
+                             "(leave max_gap at 0).")
+    depth = int(params["depth"])
+    X = ks.kernel_array(data.X, np.float64, monitor.checkpoint)
+    y = np.asarray(data.y, dtype=np.float64)
+    w = np.asarray(data.w, dtype=np.float64)
+    if (w < 0).any() or not np.isfinite(w).all():
+        raise DataError("Row weights must be finite and not negative.")
+    if X.size and not np.isfinite(X).all():
+        raise DataError("ConTree needs finite feature values: fill or drop the "
+                        "missing ones.")
+    if not np.isfinite(y).all():
+        raise DataError("ConTree needs a finite target on every row.")
+    scale = error_scale(data)
+    penalty = leaf_penalty(params, scale)
+    keep = w > 0
+    Xk = np.ascontiguousarray(X[keep])
+    yk = y[keep]
+    wk = np.ascontiguousarray(w[keep])
+    n, F = Xk.shape
+    stats = {"rows": int(data.n_rows), "rows_used": n, "features": F, "threads": 1}
+
+    def make_tree(feature, threshold, left, right, value=None):
+        value = _node_values(np.asarray(feature), np.asarray(threshold),
+                             np.asarray(left), np.asarray(right), X, y, w)
+        return Tree.from_arrays(feature, threshold, left, right, value, data.prep)
+
+    def finish(tree, lower, optimal, completed, extra) -> Result:
+        error = tree.error(data.X, data.y, data.w)
+        objective = error + penalty * tree.n_leaves
+        lower = objective if optimal else min(max(float(lower), 0.0), objective)
+        stats.update(extra, nodes=tree.n_nodes)
+        status = monitor.final_status(optimal, heuristic_done=completed)
+        return Result(tree, error, lower, optimal, status, monitor.elapsed(),
+                      list(monitor.incumbents), stats, penalty)
+
+    leaf = make_tree(np.array([-1]), np.array([0.0]), np.array([-1]), np.array([-1]))
+    if depth == 0 or F == 0 or n <= 1:
+        error = leaf.error(data.X, data.y, data.w)
+        monitor.publish(leaf, error + penalty, error + penalty)
+        return finish(leaf, error + penalty, True, True, {})
+    need = regression_bytes(n, F, depth)
+    stats["memory_needed_mb"] = round(need / 2 ** 20, 3)
+    if need > int(params["memory_mb"]) << 20:
+        monitor.control[ks.C_STOP] = ks.STOP_MEMORY
+        tree = monitor.best_tree if monitor.best_tree is not None else leaf
+        if monitor.best_tree is None:
+            monitor.publish(tree, tree.error(data.X, data.y, data.w) + penalty, 0.0)
+        return finish(tree, 0.0, False, False, {})
+    least = float(params["min_leaf"]) if params["min_leaf"] > 1 else 0.0
+    mean = float(wk @ yk) / float(wk.sum())
+    yc = yk - mean
+    eps = REGRESSION_TOLERANCE * max(float(wk @ yc ** 2), 1e-300)
+    slots = max(depth - 1, 1)
+    IDX = np.empty((slots, F, n), dtype=np.int32)
+    RS = np.empty((slots, F, n), dtype=np.int32)
+    WS = np.empty((slots, F, n))
+    YS = np.empty((slots, F, n))
+    top = slots - 1
+    for f in range(F):
+        monitor.checkpoint("sorting the rows for the solver", f / F)
+        order = np.argsort(Xk[:, f])
+        IDX[top, f] = order
+        v = Xk[order, f]
+        RS[top, f, 0] = 0
+        np.cumsum(v[1:] != v[:-1], out=RS[top, f, 1:])
+        WS[top, f] = wk[order]
+        YS[top, f] = yc[order]
+    cap = _regression_tree_cap(n, depth)
+    sink = ks.IncumbentSink(cap, 3)
+    feature, threshold, left, right, cost, lower, completed, raw = ks.run(
+        monitor, reg.regression_search,
+        (Xk, yc, wk, depth, least, float(penalty), eps, IDX, RS, WS, YS, cap,
+         monitor.control, *sink.buffers()),
+        sink, make_tree, CELL_COST * ks.search_work(n, F, depth + 1))
+    tree = make_tree(feature, threshold, left, right)
+    completed = bool(completed)
+    extra = {"kernel_error": float(cost) - penalty * tree.n_leaves,
+             "subproblems": int(raw[reg.ST_NODES]),
+             "d2_evaluations": int(raw[reg.ST_D2_EVALS]),
+             "splits_evaluated": int(raw[reg.ST_SPLITS]),
+             "intervals_pruned": int(raw[reg.ST_PRUNED]),
+             "root_improvements": int(raw[reg.ST_IMPROVEMENTS]),
+             "trees_published": int(raw[reg.ST_PUBLISHED])}
+    return finish(tree, lower, completed, completed, extra)
