@@ -278,6 +278,9 @@ class WindowSession(RuleBasedStateMachine):
             return
         run, node = win.current_run, pick % win.tree.n_nodes
         dialog = win.analysis.open_split_dialog(node)
+        if win.tree.regression:   # (a file's recalled target may be a number)
+            assert dialog is None   # editing a regression by hand is not there yet
+            return
         self.qtbot.waitUntil(lambda: dialog.splits is not None
                              or "cannot be ranked" in dialog.header.text(), timeout=WAIT_MS)
         if not dialog.table.rowCount():
