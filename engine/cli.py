@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("data", help="CSV/TSV/whitespace table")
     fit.add_argument("--target", help="class column: NAME, INDEX, first or last")
     fit.add_argument("--algo", default=None,
-                     help="algorithm (default: blossom; greedy for a regression)")
+                     help="algorithm (default: blossom; auto for a regression)")
     fit.add_argument("--depth", type=int, help="maximum depth")
     fit.add_argument("--time-limit", type=float, help="seconds")
     fit.add_argument("--validate", type=int, default=0, metavar="K",
@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("data", help="CSV/TSV/whitespace table")
     tune.add_argument("--target", help="class column: NAME, INDEX, first or last")
     tune.add_argument("--algo", default=None,
-                      help="algorithm (default: blossom; greedy for a regression)")
+                      help="algorithm (default: blossom; auto for a regression)")
     tune.add_argument("--depths", help="depths to try: a range 1-6 or a list 2,3,4 "
                       "(default 1-6, and 8,10,12 for auto and hybrid, 8,10,12,16 for "
                       "greedy)")
