@@ -125,13 +125,7 @@ class Problem:
 
     def __init__(self, data, depth: int, progress, leaf_cost: float = 0.0,
                  min_leaf: float = 1.0):
-        X = ks.kernel_array(data.X, np.float64, progress)
-        w = np.asarray(data.w, dtype=np.float64)
-        if (w < 0).any() or not np.isfinite(w).all():
-            raise DataError("Row weights must be finite and not negative.")
-        if X.size and not np.isfinite(X).all():
-            raise DataError("ConTree needs finite feature values: fill or drop the "
-                            "missing ones.")
+        X, w = _checked_inputs(data, progress)
         keep = w > 0
         self.n_classes = max(int(data.n_classes), 1)
         self.X = np.ascontiguousarray(X[keep])
@@ -327,6 +321,19 @@ class ConTree(Solver):
         return Tree.leaf(weights, data.prep)
 
 
+def _checked_inputs(data, progress) -> tuple[np.ndarray, np.ndarray]:
+    """The features as the kernels read them and the row weights, refused in one
+    sentence when a weight is negative or not finite or a feature value not finite."""
+    X = ks.kernel_array(data.X, np.float64, progress)
+    w = np.asarray(data.w, dtype=np.float64)
+    if (w < 0).any() or not np.isfinite(w).all():
+        raise DataError("Row weights must be finite and not negative.")
+    if X.size and not np.isfinite(X).all():
+        raise DataError("ConTree needs finite feature values: fill or drop the "
+                        "missing ones.")
+    return X, w
+
+
 # ------------------------------------------------------------------ regression
 # Relative tolerance of the regression search (a share of the root's SSE): splits that
 # could improve a node by less are not pursued, far below what float sums resolve in
@@ -386,14 +393,8 @@ def _solve_regression(data, params, monitor) -> Result:
                              "classification only: contree's regression search is exact "
                              "(leave max_gap at 0).")
     depth = int(params["depth"])
-    X = ks.kernel_array(data.X, np.float64, monitor.checkpoint)
+    X, w = _checked_inputs(data, monitor.checkpoint)
     y = np.asarray(data.y, dtype=np.float64)
-    w = np.asarray(data.w, dtype=np.float64)
-    if (w < 0).any() or not np.isfinite(w).all():
-        raise DataError("Row weights must be finite and not negative.")
-    if X.size and not np.isfinite(X).all():
-        raise DataError("ConTree needs finite feature values: fill or drop the "
-                        "missing ones.")
     if not np.isfinite(y).all():
         raise DataError("ConTree needs a finite target on every row.")
     scale = error_scale(data)
